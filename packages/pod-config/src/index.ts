@@ -1,0 +1,8 @@
+/**
+ * Pod sources (file, http, apiserver, programmatic) merged into one ordered stream of PodUpdate, as the kubelet does.
+ *
+ * @packageDocumentation
+ */
+
+/** Package version. @public */
+export const VERSION = '0.1.0';
