@@ -7,8 +7,11 @@ import { Extractor, ExtractorConfig } from '@microsoft/api-extractor';
 
 const root = path.resolve(import.meta.dirname, '..');
 const local = process.argv.includes('--local');
+// Optional package names narrow the run: `node scripts/api.mjs --local cri`.
+const only = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 let failed = 0;
 for (const name of fs.readdirSync(path.join(root, 'packages')).sort()) {
+  if (only.length > 0 && !only.includes(name)) continue;
   const dir = path.join(root, 'packages', name);
   fs.mkdirSync(path.join(dir, 'etc'), { recursive: true });
   for (const file of fs.readdirSync(dir).filter((f) => /^api-extractor(\..+)?\.json$/.test(f))) {
