@@ -1,8 +1,18 @@
 /**
- * Contracts of kubelet-kit: Kubernetes types, PodUpdate, the runtime-neutral status model, Runtime, Clock, Backoff, Logger.
+ * The contracts of kubelet-kit: Kubernetes types, the pod update stream, the runtime-neutral
+ * pod status model, the interfaces managers use to reach each other, `Clock`, `Backoff` and
+ * `Logger`. No runtime dependencies.
  *
  * @packageDocumentation
  */
 
-/** Package version. @public */
-export const VERSION = '0.1.0';
+export * from './backoff.js';
+export * from './clock.js';
+export * from './events.js';
+export type * from './k8s.js';
+export * from './logger.js';
+export * from './pod-helpers.js';
+export * from './pod-update.js';
+export type * from './providers.js';
+export * from './quantity.js';
+export * from './runtime.js';

@@ -1,0 +1,45 @@
+import type { Pod } from './k8s.js';
+
+/**
+ * What a {@link PodUpdate} says about its pods (upstream `kubetypes.PodOperation`).
+ * - `SET`: the full current set of pods of a source.
+ * - `ADD`: pods new to the source.
+ * - `UPDATE`: a meaningful change of spec, labels or non-local annotations.
+ * - `DELETE`: a graceful delete: the pod now has a deletionTimestamp.
+ * - `REMOVE`: the pod is gone from the source.
+ * - `RECONCILE`: only the status differs.
+ */
+export type PodOperation = 'SET' | 'ADD' | 'UPDATE' | 'DELETE' | 'REMOVE' | 'RECONCILE';
+
+/** Well-known source names. Any other string names a caller's own source. */
+export const FileSource = 'file';
+export const HttpSource = 'http';
+export const ApiserverSource = 'api';
+/** The pseudo-source of a snapshot of all sources (`PodConfig.sync()`). */
+export const AllSource = '*';
+
+/** The name of a pod source: `file`, `http`, `api`, `*`, or a caller's own. */
+export type PodSourceName = string;
+
+/** One change of the desired pods, as one source reports it (upstream `kubetypes.PodUpdate`). */
+export interface PodUpdate {
+  readonly op: PodOperation;
+  /** Never undefined; an empty array is meaningful (an empty SET or ADD marks a source as seen). */
+  readonly pods: Pod[];
+  readonly source: PodSourceName;
+}
+
+/** Why a pod worker is asked to sync (upstream `kubetypes.SyncPodType`). */
+export type SyncPodType = 'sync' | 'update' | 'create' | 'kill';
+
+/** Annotation: which source a pod came from. */
+export const ConfigSourceAnnotationKey = 'kubernetes.io/config.source';
+/** Annotation: present on mirror pods; its value is the static pod's hash. */
+export const ConfigMirrorAnnotationKey = 'kubernetes.io/config.mirror';
+/** Annotation: when the kubelet first saw the pod. */
+export const ConfigFirstSeenAnnotationKey = 'kubernetes.io/config.seen';
+/** Annotation: the static pod's UID (hash). */
+export const ConfigHashAnnotationKey = 'kubernetes.io/config.hash';
+
+/** The highest priority a user pod can have; above it pods are system-critical. */
+export const SystemCriticalPriority = 2_000_000_000;

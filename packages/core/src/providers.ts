@@ -1,0 +1,59 @@
+import type { ConfigMap, PodStatus, Secret } from './k8s.js';
+import type { RuntimePodStatus } from './runtime.js';
+
+// Interfaces through which one manager uses another without importing its implementation.
+
+/** The API status the kubelet computed for a pod (upstream `status.PodStatusProvider`). */
+export interface PodStatusProvider {
+  /** Accepts the UID of a static pod or of its mirror pod. */
+  getPodStatus(uid: string): PodStatus | undefined;
+}
+
+/** One entry of the runtime pod status cache. */
+export interface CachedPodStatus {
+  readonly status: RuntimePodStatus | undefined;
+  readonly error: Error | undefined;
+  /** When this status was read from the runtime (epoch ms). */
+  readonly modified: number;
+}
+
+/** The runtime pod status cache that the PLEG keeps (upstream `kubecontainer.Cache`). */
+export interface PodStatusCache {
+  /** The cached entry; an empty status when the pod is not known. */
+  get(uid: string): CachedPodStatus;
+  /**
+   * Resolves once the cache holds a status for `uid` read at or after `minTime` (epoch ms), or
+   * once the whole cache has been refreshed past it; this keeps a worker from acting on a
+   * status older than its last change.
+   */
+  getNewerThan(uid: string, minTime: number, signal?: AbortSignal): Promise<CachedPodStatus>;
+}
+
+/** A probe's result, as the results managers hold them. */
+export type ProbeResult = 'Success' | 'Failure' | 'Unknown';
+
+/** A read-only view of one probe type's results, by container ID (`type://id`). */
+export interface ProbeResultsReader {
+  get(containerId: string): ProbeResult | undefined;
+}
+
+/** A volume mounted for a pod, as the runtime needs it for container mounts. */
+export interface MountedVolume {
+  /** Where the volume's content is on the host. */
+  readonly hostPath: string;
+  readonly readOnly: boolean;
+  /** Whether a SELinux relabel was done (upstream's SELinuxLabeled). */
+  readonly selinuxRelabel?: boolean;
+}
+
+/** The volumes mounted for pods (upstream `VolumeManager.GetMountedVolumesForPod`). */
+export interface VolumeProvider {
+  /** Mounted volumes of the pod by volume name; empty when none. */
+  getMountedVolumesForPod(podUid: string): ReadonlyMap<string, MountedVolume>;
+}
+
+/** Reads ConfigMaps and Secrets for env vars and volumes; undefined when the object does not exist. */
+export interface ObjectGetter {
+  getConfigMap(namespace: string, name: string, signal?: AbortSignal): Promise<ConfigMap | undefined>;
+  getSecret(namespace: string, name: string, signal?: AbortSignal): Promise<Secret | undefined>;
+}
