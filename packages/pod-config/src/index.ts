@@ -4,5 +4,7 @@
  * @packageDocumentation
  */
 
+export type * from './source.js';
+
 /** Package version. @public */
 export const VERSION = '0.1.0';
