@@ -145,7 +145,7 @@ export class FakeClock implements Clock {
   }
 
   /**
-   * Moves time forward by `ms`, firing due timers synchronously in order. Use {@link tick} when
+   * Moves time forward by `ms`, firing due timers synchronously in order. Use `tick` when
    * the code under test awaits between timers.
    */
   advance(ms: number): void {

@@ -62,10 +62,10 @@ export function isValidQuantity(quantity: unknown): boolean {
 
 /** The quantity in thousandths, rounded up (upstream `Quantity.MilliValue`): `"0.1"` → 100. */
 export function quantityMilliValue(quantity: Quantity | number): number {
-  return Math.ceil(Math.round(parseQuantity(quantity) * 1e6) / 1e3);
+  return Math.ceil(Math.round(parseQuantity(quantity) * 1e9) / 1e6);
 }
 
 /** The quantity rounded up to a whole number (upstream `Quantity.Value`): `"1.5"` → 2. */
 export function quantityValue(quantity: Quantity | number): number {
-  return Math.ceil(Math.round(parseQuantity(quantity) * 1e3) / 1e3);
+  return Math.ceil(Math.round(parseQuantity(quantity) * 1e9) / 1e9);
 }
