@@ -144,8 +144,14 @@ function archive(name, imageConfig, comment) {
     JSON.stringify({
       schemaVersion: 2,
       mediaType: 'application/vnd.oci.image.manifest.v1+json',
-      config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: sha256(config), size: config.length },
-      layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar', digest: layerDigest, size: layer.length }],
+      config: {
+        mediaType: 'application/vnd.oci.image.config.v1+json',
+        digest: sha256(config),
+        size: config.length,
+      },
+      layers: [
+        { mediaType: 'application/vnd.oci.image.layer.v1.tar', digest: layerDigest, size: layer.length },
+      ],
     }),
   );
   const index = text(
@@ -183,9 +189,9 @@ const write = (file, buf) => {
   writeFileSync(tmp, buf);
   renameSync(tmp, join(outDir, file));
 };
+write('busybox.tar', archive(busyboxName, { Cmd: ['sh'] }, `busybox-static with ${applets.length} applets`));
 write(
-  'busybox.tar',
-  archive(busyboxName, { Cmd: ['sh'] }, `busybox-static with ${applets.length} applets`),
+  'pause.tar',
+  archive(pauseName, { Entrypoint: ['/bin/sleep', '2147483647'] }, 'sandbox: sleep forever'),
 );
-write('pause.tar', archive(pauseName, { Entrypoint: ['/bin/sleep', '2147483647'] }, 'sandbox: sleep forever'));
 console.log(`build-images: ${applets.length} applets, layer ${layerDigest}`);

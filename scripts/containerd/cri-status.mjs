@@ -79,7 +79,8 @@ async function waitReady(timeoutS) {
     } catch (err) {
       last = err.details || err.message;
     }
-    if (Date.now() >= until) throw new Error(`CRI at ${values.endpoint} not ready after ${timeoutS}s: ${last}`);
+    if (Date.now() >= until)
+      throw new Error(`CRI at ${values.endpoint} not ready after ${timeoutS}s: ${last}`);
     await sleep(250);
   }
 }
