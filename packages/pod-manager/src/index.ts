@@ -4,5 +4,13 @@
  * @packageDocumentation
  */
 
-/** Package version. @public */
-export const VERSION = '0.1.0';
+export {
+  BasicPodManager,
+  type BasicPodManagerOptions,
+  getPodHash,
+  isMirrorPodOf,
+  type PodAndMirrorPod,
+  type PodManager,
+  type PodsAndMirrorPods,
+  type UIDTranslations,
+} from './pod-manager.js';

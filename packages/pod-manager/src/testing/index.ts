@@ -1,8 +1,8 @@
 /**
- * Test doubles for @kubelet-kit/pod-manager.
+ * Test helpers for @kubelet-kit/pod-manager. `BasicPodManager` is itself in memory and needs no
+ * fake; these build the pods to feed it.
  *
  * @packageDocumentation
  */
 
-/** Marker. @public */
-export const TESTING = true;
+export { type MakePodOptions, makePod } from './make-pod.js';
