@@ -60,7 +60,7 @@ fi
 # Their shims: found by our socket on their command line, ended by pid. A shim's own socket
 # sits at /run/containerd/s/sha256(<containerd socket>/<namespace>/<id>); remove that too.
 for p in /proc/[0-9]*; do
-  mapfile -d '' -t argv <"$p/cmdline" 2>/dev/null || continue
+  mapfile -d '' -t argv 2>/dev/null <"$p/cmdline" || continue
   [[ "${argv[0]:-}" == *containerd-shim* ]] || continue
   ns="" id="" address=""
   for ((i = 1; i + 1 < ${#argv[@]}; i++)); do

@@ -20,10 +20,11 @@ kk_lock() {
 # Prints the pid of the containerd these scripts started, if it still runs. It is recognised by
 # the pidfile and its own --config argument, never by name, so a system containerd is left alone.
 kk_running_pid() {
-  local pid
+  local pid args
   pid="$(cat "$KUBELET_KIT_CONTAINERD_PIDFILE" 2>/dev/null)" || return 1
   [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-  tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qxF -- "$KUBELET_KIT_CONTAINERD_CONFIG" || return 1
+  args="$(tr '\0' '\n' 2>/dev/null <"/proc/$pid/cmdline")" || return 1
+  grep -qxF -- "$KUBELET_KIT_CONTAINERD_CONFIG" <<<"$args" || return 1
   echo "$pid"
 }
 

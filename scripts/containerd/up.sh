@@ -85,8 +85,17 @@ if [ "$start" = 1 ]; then
   printf '%s\n' "$conflist" >"$conffile"
   [ -f "$KUBELET_KIT_CONTAINERD_LOG" ] && mv -f "$KUBELET_KIT_CONTAINERD_LOG" "$KUBELET_KIT_CONTAINERD_LOG.1"
 
-  # Own session and no inherited descriptors: it outlives this script and the caller's terminal.
-  setsid containerd --config "$KUBELET_KIT_CONTAINERD_CONFIG" </dev/null >>"$KUBELET_KIT_CONTAINERD_LOG" 2>&1 9>&- &
+  # Own session, cwd / and no inherited descriptors beyond the log: it outlives this script and
+  # the caller's terminal, and holds no pipe of the caller open (a CI log reader would hang).
+  # shellcheck disable=SC2016
+  setsid bash -c '
+    cd /
+    for fd in /proc/$$/fd/*; do
+      fd="${fd##*/}"
+      [ "$fd" -gt 2 ] && eval "exec $fd>&-"
+    done
+    exec containerd --config "$1"' containerd-up "$KUBELET_KIT_CONTAINERD_CONFIG" \
+    </dev/null >>"$KUBELET_KIT_CONTAINERD_LOG" 2>&1 &
   pid=$!
   echo "$pid" >"$KUBELET_KIT_CONTAINERD_PIDFILE"
   echo "up.sh: started containerd (pid $pid), log $KUBELET_KIT_CONTAINERD_LOG"
