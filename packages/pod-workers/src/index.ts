@@ -4,5 +4,8 @@
  * @packageDocumentation
  */
 
-/** Package version. @public */
-export const VERSION = '0.1.0';
+export * from './fake-pod-workers.js';
+export * from './kill-pod-now.js';
+export * from './pod-workers.js';
+export type * from './types.js';
+export * from './work-queue.js';

@@ -1,0 +1,10 @@
+/**
+ * Test doubles for the pod workers and their callers: a recording {@link PodSyncer}, a
+ * {@link PodStatusCache} on a fake clock, and a helper that lets workers run until idle.
+ *
+ * @packageDocumentation
+ */
+
+export * from './fake-pod-status-cache.js';
+export * from './recording-pod-syncer.js';
+export * from './test-pods.js';

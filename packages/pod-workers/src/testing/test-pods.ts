@@ -1,0 +1,19 @@
+import { ConfigSourceAnnotationKey, FileSource, type Pod, type RuntimePod } from '@kubelet-kit/core';
+
+/** A pod with a UID, name and namespace, and a 30 s grace period like upstream's `newNamedPod`. */
+export function newNamedPod(uid: string, namespace: string, name: string, isStatic = false): Pod {
+  return {
+    metadata: {
+      uid,
+      namespace,
+      name,
+      ...(isStatic && { annotations: { [ConfigSourceAnnotationKey]: FileSource } }),
+    },
+    spec: { containers: [{ name: 'c', image: 'busybox' }], terminationGracePeriodSeconds: 30 },
+  };
+}
+
+/** A runtime-only pod with no containers. */
+export function newRunningPod(uid: string, namespace: string, name: string): RuntimePod {
+  return { id: uid, namespace, name, createdAt: 0, containers: [], sandboxes: [] };
+}
