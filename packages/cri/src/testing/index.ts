@@ -1,8 +1,17 @@
 /**
- * Test doubles for @kubelet-kit/cri.
+ * Test doubles for @kubelet-kit/cri: an in-memory CRI server speaking real gRPC.
  *
  * @packageDocumentation
  */
 
-/** Marker. @public */
-export const TESTING = true;
+export type { CriErrorCode } from '../errors.js';
+export type { FakeImage } from './fake-image-service.js';
+export type {
+  ExecCall,
+  ExecHandler,
+  ExecMatcher,
+  ExecResult,
+  ExitOptions,
+  RuntimeConditionState,
+} from './fake-runtime-service.js';
+export { type CallRecord, InMemoryCriServer, type InMemoryCriServerOptions } from './in-memory-server.js';

@@ -1,0 +1,174 @@
+import { Client, credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { messageCodec } from './codec.js';
+import { grpcTarget } from './endpoint.js';
+import { CriError } from './errors.js';
+import {
+  type CallOptions,
+  type CriClientOptions,
+  DEFAULT_CRI_TIMEOUT_MS,
+  DEFAULT_MAX_MESSAGE_BYTES,
+} from './options.js';
+
+interface ServiceDefinition {
+  service: string;
+  methods: Record<string, { requestType: string; responseType: string; responseStream: boolean }>;
+}
+
+const identity = (b: Buffer): Buffer => b;
+
+/** One gRPC channel to a CRI service, with the shared call, deadline and error handling. */
+export class CriConnection {
+  readonly #client: Client;
+  readonly #definition: ServiceDefinition;
+  readonly defaultTimeoutMs: number;
+
+  constructor(definition: ServiceDefinition, options: CriClientOptions) {
+    const maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    this.#definition = definition;
+    this.defaultTimeoutMs = options.timeoutMs ?? DEFAULT_CRI_TIMEOUT_MS;
+    this.#client = new Client(grpcTarget(options.endpoint), credentials.createInsecure(), {
+      'grpc.max_send_message_length': maxBytes,
+      'grpc.max_receive_message_length': maxBytes,
+    });
+  }
+
+  #method(method: string) {
+    const def = this.#definition.methods[method];
+    if (!def) throw new Error(`${this.#definition.service} has no method ${method}`);
+    return {
+      path: `/${this.#definition.service}/${method}`,
+      request: messageCodec(def.requestType),
+      response: messageCodec(def.responseType),
+      requestType: def.requestType,
+    };
+  }
+
+  #encode(method: string, request: unknown): Buffer {
+    const m = this.#method(method);
+    try {
+      return m.request.encode(request);
+    } catch (err) {
+      throw new CriError({
+        grpcStatus: status.INVALID_ARGUMENT,
+        details: `cannot encode ${m.requestType}: ${err instanceof Error ? err.message : String(err)}`,
+        method,
+        cause: err,
+      });
+    }
+  }
+
+  unary<Resp>(
+    method: string,
+    request: unknown,
+    options: CallOptions | undefined,
+    timeoutMs: number,
+  ): Promise<Resp> {
+    return new Promise<Resp>((resolve, reject) => {
+      const signal = options?.signal;
+      if (signal?.aborted) {
+        reject(cancelledError(method, signal.reason));
+        return;
+      }
+      let payload: Buffer;
+      try {
+        payload = this.#encode(method, request);
+      } catch (err) {
+        reject(err);
+        return;
+      }
+      const m = this.#method(method);
+      const onAbort = () => call.cancel();
+      const call = this.#client.makeUnaryRequest(
+        m.path,
+        identity,
+        (b: Buffer) => m.response.decode(b) as Resp,
+        payload,
+        new Metadata(),
+        { deadline: deadlineOf(options?.timeoutMs ?? timeoutMs) },
+        (err, value) => {
+          signal?.removeEventListener('abort', onAbort);
+          if (err) reject(toCriError(method, err, signal));
+          else resolve(value as Resp);
+        },
+      );
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /**
+   * A server-streaming call as an async iterable. With `endOnAbort` (watches), aborting ends
+   * the iteration quietly; otherwise it fails with `Cancelled`.
+   */
+  async *stream<Resp>(
+    method: string,
+    request: unknown,
+    options: CallOptions | undefined,
+    timeoutMs: number,
+    endOnAbort: boolean,
+  ): AsyncGenerator<Resp, void, undefined> {
+    const signal = options?.signal;
+    if (signal?.aborted) {
+      if (endOnAbort) return;
+      throw cancelledError(method, signal.reason);
+    }
+    const payload = this.#encode(method, request);
+    const m = this.#method(method);
+    const call = this.#client.makeServerStreamRequest(
+      m.path,
+      identity,
+      (b: Buffer) => m.response.decode(b) as Resp,
+      payload,
+      new Metadata(),
+      { deadline: deadlineOf(options?.timeoutMs ?? timeoutMs) },
+    );
+    const onAbort = () => call.cancel();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      for await (const message of call) yield message as Resp;
+    } catch (err) {
+      if (endOnAbort && signal?.aborted) return;
+      throw toCriError(method, err, signal);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      // Ends the call when the consumer stops iterating early; a no-op once it finished.
+      call.cancel();
+    }
+  }
+
+  close(): void {
+    this.#client.close();
+  }
+}
+
+function deadlineOf(timeoutMs: number): number {
+  return Number.isFinite(timeoutMs) ? Date.now() + Math.max(0, timeoutMs) : Number.POSITIVE_INFINITY;
+}
+
+function cancelledError(method: string, reason: unknown): CriError {
+  return new CriError({
+    grpcStatus: status.CANCELLED,
+    details: `call cancelled: ${reason instanceof Error ? reason.message : String(reason)}`,
+    method,
+    cause: reason,
+  });
+}
+
+function isServiceError(err: unknown): err is ServiceError {
+  return err instanceof Error && typeof (err as Partial<ServiceError>).code === 'number';
+}
+
+function toCriError(method: string, err: unknown, signal: AbortSignal | undefined): CriError {
+  if (err instanceof CriError) return err;
+  if (signal?.aborted && isServiceError(err) && err.code === status.CANCELLED) {
+    return cancelledError(method, signal.reason);
+  }
+  if (isServiceError(err)) {
+    return new CriError({ grpcStatus: err.code, details: err.details ?? err.message, method, cause: err });
+  }
+  return new CriError({
+    grpcStatus: status.UNKNOWN,
+    details: err instanceof Error ? err.message : String(err),
+    method,
+    cause: err,
+  });
+}

@@ -1,0 +1,619 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  type ContainerConfig,
+  type ContainerEventResponse,
+  ContainerEventType,
+  type ContainerMetadata,
+  ContainerState,
+  type ContainerStatus,
+  type Container as CriContainer,
+  type ImageSpec,
+  NamespaceMode,
+  type PodSandbox,
+  type PodSandboxConfig,
+  type PodSandboxMetadata,
+  PodSandboxState,
+  type PodSandboxStatus,
+  type RuntimeServiceTypes,
+} from '../generated/types.js';
+import { type FakeImageService, imageSpecOf } from './fake-image-service.js';
+import { type HandlerMap, StatusError } from './status-error.js';
+
+/** One ExecSync call as a handler sees it. @public */
+export interface ExecCall {
+  containerId: string;
+  cmd: string[];
+  /** Timeout in seconds the caller asked for (0: none). */
+  timeout: number;
+}
+
+/** What an exec handler answers. @public */
+export interface ExecResult {
+  stdout?: string | Uint8Array;
+  stderr?: string | Uint8Array;
+  /** Default 0. */
+  exitCode?: number;
+}
+
+/**
+ * Selects ExecSync calls: a string equal to the command joined with spaces, a RegExp tested
+ * against it, or a predicate.
+ * @public
+ */
+export type ExecMatcher = string | RegExp | ((call: ExecCall) => boolean);
+
+/** Answers a matched ExecSync call (may be async; a slow answer trips the call's timeout). @public */
+export type ExecHandler = (call: ExecCall) => ExecResult | Promise<ExecResult>;
+
+/** How a container exits in {@link InMemoryCriServer.exitContainer}. @public */
+export interface ExitOptions {
+  /** Default `Completed` for exit code 0, else `Error` (containerd's reasons). */
+  reason?: string;
+  message?: string;
+}
+
+/** Runtime conditions reported by Status. @public */
+export interface RuntimeConditionState {
+  status: boolean;
+  reason?: string;
+  message?: string;
+}
+
+interface SandboxRecord {
+  id: string;
+  name: string;
+  metadata: PodSandboxMetadata;
+  config: PodSandboxConfig;
+  state: PodSandboxState;
+  createdAt: number;
+  ip: string;
+  runtimeHandler: string;
+}
+
+interface ContainerRecord {
+  id: string;
+  name: string;
+  podSandboxId: string;
+  metadata: ContainerMetadata;
+  config: ContainerConfig;
+  image: ImageSpec;
+  imageRef: string;
+  imageId: string;
+  state: ContainerState;
+  createdAt: number;
+  startedAt: number;
+  finishedAt: number;
+  exitCode: number;
+  reason: string;
+  message: string;
+  logPath: string;
+}
+
+interface ExecRegistration {
+  matcher: ExecMatcher;
+  handler: ExecHandler;
+}
+
+/** Options of the fake runtime (a subset of the server's options). */
+export interface FakeRuntimeOptions {
+  now: () => number;
+  images: FakeImageService;
+  runtimeName: string;
+  runtimeVersion: string;
+  podSubnet: string;
+  stopExitCode: number;
+}
+
+const CONTAINER_EVENT = ContainerEventType;
+const TERMINATION_MESSAGE_PATH_ANNOTATION = 'io.kubernetes.container.terminationMessagePath';
+
+function newId(): string {
+  return randomBytes(32).toString('hex');
+}
+
+function matchesLabels(labels: Record<string, string>, selector: Record<string, string>): boolean {
+  return Object.entries(selector).every(([k, v]) => labels[k] === v);
+}
+
+function stateName(state: ContainerState): string {
+  return Object.entries(ContainerState).find(([, v]) => v === state)?.[0] ?? String(state);
+}
+
+/**
+ * Sandboxes and containers in memory with containerd's (1.6) observable semantics: name
+ * reservation, state checks, idempotent stop/remove, and the errors kubelet code reacts to.
+ */
+export class FakeRuntimeService {
+  readonly #sandboxes = new Map<string, SandboxRecord>();
+  readonly #containers = new Map<string, ContainerRecord>();
+  readonly #names = new Map<string, string>();
+  readonly #exec: ExecRegistration[] = [];
+  readonly #subscribers = new Set<(event: ContainerEventResponse) => void>();
+  readonly #opts: FakeRuntimeOptions;
+  #nextIp = 2;
+  conditions: { RuntimeReady: RuntimeConditionState; NetworkReady: RuntimeConditionState } = {
+    RuntimeReady: { status: true },
+    NetworkReady: { status: true },
+  };
+  containerEvents = false;
+  podCidr = '';
+
+  constructor(opts: FakeRuntimeOptions) {
+    this.#opts = opts;
+  }
+
+  #nowNs(): number {
+    return Math.round(this.#opts.now() * 1e6);
+  }
+
+  #allocateIp(): string {
+    // A /16 from the configured subnet's first two octets; addresses are never reused.
+    const [a = '10', b = '88'] = this.#opts.podSubnet.split('.');
+    const n = this.#nextIp++;
+    return `${a}.${b}.${Math.floor(n / 256) % 256}.${n % 256}`;
+  }
+
+  #sandbox(id: string): SandboxRecord {
+    const sandbox = this.#sandboxes.get(id) ?? this.#byPrefix(this.#sandboxes, id);
+    if (!sandbox) {
+      throw new StatusError('NotFound', `an error occurred when try to find sandbox "${id}": not found`);
+    }
+    return sandbox;
+  }
+
+  #container(id: string): ContainerRecord {
+    const container = this.#containers.get(id) ?? this.#byPrefix(this.#containers, id);
+    if (!container) {
+      throw new StatusError('NotFound', `an error occurred when try to find container "${id}": not found`);
+    }
+    return container;
+  }
+
+  // containerd resolves ids by unique prefix (truncindex).
+  #byPrefix<T>(map: Map<string, T>, prefix: string): T | undefined {
+    if (!prefix) return undefined;
+    const hits = [...map.entries()].filter(([id]) => id.startsWith(prefix));
+    return hits.length === 1 ? hits[0]?.[1] : undefined;
+  }
+
+  #reserve(name: string, id: string, kind: 'sandbox' | 'container'): void {
+    const owner = this.#names.get(name);
+    if (owner !== undefined) {
+      throw new StatusError(
+        'Unknown',
+        `failed to reserve ${kind} name "${name}": name "${name}" is reserved for "${owner}"`,
+      );
+    }
+    this.#names.set(name, id);
+  }
+
+  #sandboxStatus(s: SandboxRecord): PodSandboxStatus {
+    return {
+      id: s.id,
+      metadata: s.metadata,
+      state: s.state,
+      createdAt: s.createdAt,
+      network: { ip: s.ip, additionalIps: [] },
+      linux: {
+        namespaces: {
+          options: s.config.linux?.securityContext?.namespaceOptions ?? {
+            network: NamespaceMode.POD,
+            pid: NamespaceMode.POD,
+            ipc: NamespaceMode.POD,
+            targetId: '',
+          },
+        },
+      },
+      labels: s.config.labels,
+      annotations: s.config.annotations,
+      runtimeHandler: s.runtimeHandler,
+    };
+  }
+
+  #sandboxItem(s: SandboxRecord): PodSandbox {
+    return {
+      id: s.id,
+      metadata: s.metadata,
+      state: s.state,
+      createdAt: s.createdAt,
+      labels: s.config.labels,
+      annotations: s.config.annotations,
+      runtimeHandler: s.runtimeHandler,
+    };
+  }
+
+  #containerStatus(c: ContainerRecord): ContainerStatus {
+    return {
+      id: c.id,
+      metadata: c.metadata,
+      state: c.state,
+      createdAt: c.createdAt,
+      startedAt: c.startedAt,
+      finishedAt: c.finishedAt,
+      exitCode: c.exitCode,
+      image: c.image,
+      imageRef: c.imageRef,
+      reason: c.reason,
+      message: c.message,
+      labels: c.config.labels,
+      annotations: c.config.annotations,
+      mounts: c.config.mounts,
+      logPath: c.logPath,
+      imageId: c.imageId,
+      stopSignal: c.config.stopSignal,
+    };
+  }
+
+  #containerItem(c: ContainerRecord): CriContainer {
+    return {
+      id: c.id,
+      podSandboxId: c.podSandboxId,
+      metadata: c.metadata,
+      image: c.image,
+      imageRef: c.imageRef,
+      state: c.state,
+      createdAt: c.createdAt,
+      labels: c.config.labels,
+      annotations: c.config.annotations,
+      imageId: c.imageId,
+    };
+  }
+
+  #emit(c: ContainerRecord, type: ContainerEventType): void {
+    if (this.#subscribers.size === 0) return;
+    const sandbox = this.#sandboxes.get(c.podSandboxId);
+    const event: ContainerEventResponse = {
+      containerId: c.id,
+      containerEventType: type,
+      createdAt: this.#nowNs(),
+      ...(sandbox ? { podSandboxStatus: this.#sandboxStatus(sandbox) } : {}),
+      containersStatuses: [...this.#containers.values()]
+        .filter((x) => x.podSandboxId === c.podSandboxId)
+        .map((x) => this.#containerStatus(x)),
+    };
+    for (const subscriber of this.#subscribers) subscriber(event);
+  }
+
+  #exit(c: ContainerRecord, exitCode: number, options: ExitOptions = {}): void {
+    c.state = ContainerState.CONTAINER_EXITED;
+    c.finishedAt = this.#nowNs();
+    c.exitCode = exitCode;
+    c.reason = options.reason ?? (exitCode === 0 ? 'Completed' : 'Error');
+    c.message = options.message ?? '';
+    this.#emit(c, CONTAINER_EVENT.CONTAINER_STOPPED_EVENT);
+  }
+
+  #remove(c: ContainerRecord): void {
+    if (c.state === ContainerState.CONTAINER_RUNNING) this.#exit(c, this.#opts.stopExitCode);
+    this.#containers.delete(c.id);
+    this.#names.delete(c.name);
+    this.#emit(c, CONTAINER_EVENT.CONTAINER_DELETED_EVENT);
+  }
+
+  // ---- test controls ----
+
+  onExec(matcher: ExecMatcher, handler: ExecHandler): () => void {
+    const registration = { matcher, handler };
+    this.#exec.unshift(registration);
+    return () => {
+      const i = this.#exec.indexOf(registration);
+      if (i >= 0) this.#exec.splice(i, 1);
+    };
+  }
+
+  exitContainer(id: string, exitCode: number, options?: ExitOptions): void {
+    const c = this.#container(id);
+    if (c.state !== ContainerState.CONTAINER_RUNNING) {
+      throw new Error(`container ${id} is ${stateName(c.state)}, not running`);
+    }
+    this.#exit(c, exitCode, options);
+  }
+
+  setTerminationMessage(id: string, text: string): string {
+    const c = this.#container(id);
+    const target = c.config.annotations[TERMINATION_MESSAGE_PATH_ANNOTATION] ?? '/dev/termination-log';
+    const mount = c.config.mounts.find((m) => m.containerPath === target);
+    if (!mount?.hostPath)
+      throw new Error(`container ${id} has no mount for its termination message path ${target}`);
+    fs.mkdirSync(path.dirname(mount.hostPath), { recursive: true });
+    fs.writeFileSync(mount.hostPath, text);
+    return mount.hostPath;
+  }
+
+  writeLog(id: string, stream: 'stdout' | 'stderr', text: string): string {
+    const c = this.#container(id);
+    if (!c.logPath) throw new Error(`container ${id} has no log path`);
+    const ts = new Date(this.#opts.now()).toISOString();
+    const lines = text.endsWith('\n') ? text.slice(0, -1).split('\n') : text.split('\n');
+    fs.mkdirSync(path.dirname(c.logPath), { recursive: true });
+    fs.appendFileSync(c.logPath, lines.map((l) => `${ts} ${stream} F ${l}\n`).join(''));
+    return c.logPath;
+  }
+
+  subscribe(listener: (event: ContainerEventResponse) => void): () => void {
+    this.#subscribers.add(listener);
+    return () => this.#subscribers.delete(listener);
+  }
+
+  // ---- RPCs ----
+
+  handlers(): HandlerMap<RuntimeServiceTypes> {
+    return {
+      Version: () => ({
+        version: '0.1.0',
+        runtimeName: this.#opts.runtimeName,
+        runtimeVersion: this.#opts.runtimeVersion,
+        runtimeApiVersion: 'v1',
+      }),
+
+      Status: () => ({
+        status: {
+          conditions: (['RuntimeReady', 'NetworkReady'] as const).map((type) => ({
+            type,
+            status: this.conditions[type].status,
+            reason: this.conditions[type].reason ?? '',
+            message: this.conditions[type].message ?? '',
+          })),
+        },
+        info: {},
+      }),
+
+      UpdateRuntimeConfig: (req) => {
+        this.podCidr = req.runtimeConfig?.networkConfig?.podCidr ?? '';
+        return {};
+      },
+
+      RunPodSandbox: (req) => {
+        const config = req.config;
+        const metadata = config?.metadata;
+        if (!config || !metadata) throw new StatusError('Unknown', 'sandbox config must include metadata');
+        const hostNetwork = config.linux?.securityContext?.namespaceOptions?.network === NamespaceMode.NODE;
+        if (hostNetwork && config.hostname) {
+          // runc refuses a hostname without a private UTS namespace; the kubelet never sets one.
+          throw new StatusError(
+            'Unknown',
+            'failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error setting hostname: sethostname: operation not permitted',
+          );
+        }
+        const id = newId();
+        const name = [metadata.name, metadata.namespace, metadata.uid, String(metadata.attempt)].join('_');
+        this.#reserve(name, id, 'sandbox');
+        this.#sandboxes.set(id, {
+          id,
+          name,
+          metadata,
+          config,
+          state: PodSandboxState.SANDBOX_READY,
+          createdAt: this.#nowNs(),
+          ip: hostNetwork ? '' : this.#allocateIp(),
+          runtimeHandler: req.runtimeHandler,
+        });
+        return { podSandboxId: id };
+      },
+
+      StopPodSandbox: (req) => {
+        const sandbox = this.#sandbox(req.podSandboxId);
+        for (const c of this.#containers.values()) {
+          if (c.podSandboxId === sandbox.id && c.state === ContainerState.CONTAINER_RUNNING) {
+            this.#exit(c, this.#opts.stopExitCode);
+          }
+        }
+        sandbox.state = PodSandboxState.SANDBOX_NOTREADY;
+        return {};
+      },
+
+      RemovePodSandbox: (req) => {
+        const sandbox =
+          this.#sandboxes.get(req.podSandboxId) ?? this.#byPrefix(this.#sandboxes, req.podSandboxId);
+        if (!sandbox) return {}; // idempotent
+        for (const c of [...this.#containers.values()]) if (c.podSandboxId === sandbox.id) this.#remove(c);
+        sandbox.state = PodSandboxState.SANDBOX_NOTREADY;
+        this.#sandboxes.delete(sandbox.id);
+        this.#names.delete(sandbox.name);
+        return {};
+      },
+
+      PodSandboxStatus: (req) => {
+        const sandbox = this.#sandbox(req.podSandboxId);
+        return {
+          status: this.#sandboxStatus(sandbox),
+          info: {},
+          containersStatuses: [],
+          timestamp: this.#nowNs(),
+        };
+      },
+
+      ListPodSandbox: (req) => {
+        const f = req.filter;
+        const items = [...this.#sandboxes.values()].filter(
+          (s) =>
+            (!f?.id || s.id.startsWith(f.id)) &&
+            (f?.state === undefined || s.state === f.state.state) &&
+            matchesLabels(s.config.labels, f?.labelSelector ?? {}),
+        );
+        return { items: items.map((s) => this.#sandboxItem(s)) };
+      },
+
+      CreateContainer: (req) => {
+        const sandbox =
+          this.#sandboxes.get(req.podSandboxId) ?? this.#byPrefix(this.#sandboxes, req.podSandboxId);
+        if (!sandbox) {
+          throw new StatusError('NotFound', `failed to find sandbox id "${req.podSandboxId}": not found`);
+        }
+        const config = req.config;
+        const metadata = config?.metadata;
+        if (!config || !metadata) throw new StatusError('Unknown', 'container config must include metadata');
+        const ref = config.image?.image ?? '';
+        const image = this.#opts.images.resolve(ref);
+        if (!image) {
+          throw new StatusError('NotFound', `failed to resolve image "${ref}": image "${ref}": not found`);
+        }
+        const id = newId();
+        const name = [
+          metadata.name,
+          sandbox.metadata.name,
+          sandbox.metadata.namespace,
+          sandbox.metadata.uid,
+          String(metadata.attempt),
+        ].join('_');
+        this.#reserve(name, id, 'container');
+        const logPath =
+          sandbox.config.logDirectory && config.logPath
+            ? path.join(sandbox.config.logDirectory, config.logPath)
+            : '';
+        const record: ContainerRecord = {
+          id,
+          name,
+          podSandboxId: sandbox.id,
+          metadata,
+          config,
+          image: imageSpecOf(config.image),
+          imageRef: image.id,
+          imageId: image.id,
+          state: ContainerState.CONTAINER_CREATED,
+          createdAt: this.#nowNs(),
+          startedAt: 0,
+          finishedAt: 0,
+          exitCode: 0,
+          reason: '',
+          message: '',
+          logPath,
+        };
+        this.#containers.set(id, record);
+        this.#emit(record, CONTAINER_EVENT.CONTAINER_CREATED_EVENT);
+        return { containerId: id };
+      },
+
+      StartContainer: (req) => {
+        const c = this.#container(req.containerId);
+        if (c.state !== ContainerState.CONTAINER_CREATED) {
+          throw new StatusError('Unknown', `container is in ${stateName(c.state)} state`);
+        }
+        const sandbox = this.#sandboxes.get(c.podSandboxId);
+        if (sandbox?.state !== PodSandboxState.SANDBOX_READY) {
+          throw new StatusError('Unknown', `sandbox container "${c.podSandboxId}" is not running`);
+        }
+        if (c.logPath) {
+          // containerd opens (creates) the log file when it starts the container.
+          fs.mkdirSync(path.dirname(c.logPath), { recursive: true });
+          fs.appendFileSync(c.logPath, '');
+        }
+        c.state = ContainerState.CONTAINER_RUNNING;
+        c.startedAt = this.#nowNs();
+        this.#emit(c, CONTAINER_EVENT.CONTAINER_STARTED_EVENT);
+        return {};
+      },
+
+      StopContainer: (req) => {
+        const c = this.#container(req.containerId);
+        // Stopping a created or exited container is a no-op (idempotent, as containerd).
+        if (c.state === ContainerState.CONTAINER_RUNNING) this.#exit(c, this.#opts.stopExitCode);
+        return {};
+      },
+
+      RemoveContainer: (req) => {
+        const c = this.#containers.get(req.containerId) ?? this.#byPrefix(this.#containers, req.containerId);
+        // CRI: a running container is forcibly removed; a missing one is not an error.
+        if (c) this.#remove(c);
+        return {};
+      },
+
+      ListContainers: (req) => {
+        const f = req.filter;
+        const items = [...this.#containers.values()].filter(
+          (c) =>
+            (!f?.id || c.id.startsWith(f.id)) &&
+            (!f?.podSandboxId || c.podSandboxId.startsWith(f.podSandboxId)) &&
+            (f?.state === undefined || c.state === f.state.state) &&
+            matchesLabels(c.config.labels, f?.labelSelector ?? {}),
+        );
+        return { containers: items.map((c) => this.#containerItem(c)) };
+      },
+
+      ContainerStatus: (req) => ({
+        status: this.#containerStatus(this.#container(req.containerId)),
+        info: {},
+      }),
+
+      UpdateContainerResources: (req) => {
+        this.#container(req.containerId);
+        return {};
+      },
+
+      ReopenContainerLog: (req) => {
+        const c = this.#container(req.containerId);
+        if (c.state !== ContainerState.CONTAINER_RUNNING) {
+          throw new StatusError('Unknown', 'container is not running');
+        }
+        return {};
+      },
+
+      ExecSync: async (req) => {
+        const c = this.#container(req.containerId);
+        if (c.state !== ContainerState.CONTAINER_RUNNING) {
+          throw new StatusError('Unknown', `container is in ${stateName(c.state)} state`);
+        }
+        const call: ExecCall = { containerId: c.id, cmd: req.cmd, timeout: req.timeout };
+        const joined = req.cmd.join(' ');
+        const registration = this.#exec.find(({ matcher }) =>
+          typeof matcher === 'string'
+            ? matcher === joined
+            : matcher instanceof RegExp
+              ? matcher.test(joined)
+              : matcher(call),
+        );
+        const answer: Promise<ExecResult> = registration
+          ? Promise.resolve(registration.handler(call))
+          : Promise.resolve({});
+        const result = await withTimeout(answer, req.timeout);
+        return {
+          stdout: toBytes(result.stdout),
+          stderr: toBytes(result.stderr),
+          exitCode: result.exitCode ?? 0,
+        };
+      },
+
+      GetContainerEvents: async (_req, stream) => {
+        if (!this.containerEvents)
+          throw new StatusError('Unimplemented', 'method GetContainerEvents not implemented');
+        await new Promise<void>((resolve) => {
+          const unsubscribe = this.subscribe((event) => stream.write(event));
+          stream.signal.addEventListener(
+            'abort',
+            () => {
+              unsubscribe();
+              resolve();
+            },
+            { once: true },
+          );
+        });
+      },
+    };
+  }
+}
+
+function toBytes(value: string | Uint8Array | undefined): Uint8Array {
+  if (value === undefined) return new Uint8Array();
+  return typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
+}
+
+async function withTimeout<T>(promise: Promise<T>, seconds: number): Promise<T> {
+  if (!seconds || seconds <= 0) return promise;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new StatusError('DeadlineExceeded', `timeout ${seconds}s exceeded: context deadline exceeded`),
+        ),
+      seconds * 1000,
+    );
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
