@@ -4,7 +4,13 @@
  * @packageDocumentation
  */
 
+export * from './api-references.js';
+export * from './common.js';
+export * from './defaults.js';
+export * from './errors.js';
+export * from './hash.js';
 export type * from './source.js';
+export * from './validation.js';
 
 /** Package version. @public */
 export const VERSION = '0.1.0';

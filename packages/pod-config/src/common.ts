@@ -1,0 +1,244 @@
+// Decoding and defaulting of static pod manifests, shared by the file, http and programmatic
+// sources (upstream `pkg/kubelet/config/common.go`).
+
+import type { Pod, Toleration } from '@kubelet-kit/core';
+import { ConfigHashAnnotationKey } from '@kubelet-kit/core';
+import YAML from 'yaml';
+import { apiObjectReference } from './api-references.js';
+import { setPodDefaults } from './defaults.js';
+import { type FieldError, type PodObjectRef, type PodOrigin, PodValidationError } from './errors.js';
+import { canonicalJSON, Fnv128a } from './hash.js';
+import { writable } from './mutable.js';
+import { podFieldErrors, validatePodSchema } from './validation.js';
+
+/** The largest manifest a file or URL may hold: 10 MiB (upstream `maxConfigLength`). */
+export const maxConfigLength = 10 * 1024 * 1024;
+
+/** `<name>-<lowercase node name>`: unique across nodes (upstream `generatePodName`). */
+export function generatePodName(name: string, nodeName: string): string {
+  return `${name}-${nodeName.toLowerCase()}`;
+}
+
+/** What static pod defaulting needs to know about where a pod came from. */
+export interface StaticPodOrigin {
+  readonly nodeName: string;
+  /**
+   * `file` pods hash `host:<node>` and `file:<path>` into their UID and tolerate NoExecute
+   * taints; `url` pods hash `url:<url>`.
+   */
+  readonly kind: 'file' | 'url';
+  /** The manifest path (kind `file`) or URL (kind `url`). */
+  readonly location: string;
+}
+
+function sameToleration(a: Toleration, b: Toleration): boolean {
+  return (
+    (a.key ?? '') === (b.key ?? '') &&
+    (a.effect ?? '') === (b.effect ?? '') &&
+    (a.operator ?? 'Equal') === (b.operator ?? 'Equal') &&
+    (a.value ?? '') === (b.value ?? '')
+  );
+}
+
+/**
+ * The UID of a static pod that sets none: hex FNV-128a over the pod, then `host:<node>` and
+ * `file:<path>` (file pods) or `url:<url>`. The pod part is a canonical JSON form, not Go's
+ * DeepHashObject bytes, so UIDs are stable but differ from the upstream kubelet's.
+ */
+export function staticPodUID(pod: Pod, origin: StaticPodOrigin): string {
+  const hasher = new Fnv128a().write(canonicalJSON(pod));
+  if (origin.kind === 'file') {
+    hasher.write(`host:${origin.nodeName}`);
+    hasher.write(`file:${origin.location}`);
+  } else {
+    hasher.write(`url:${origin.location}`);
+  }
+  return hasher.hex();
+}
+
+/**
+ * Defaults a static pod in place as the kubelet does (upstream `applyDefaults`, after the API
+ * defaults its decoder applies): UID (unless set), name suffix, namespace, node name, the
+ * config.hash annotation, the NoExecute toleration for file pods, phase Pending.
+ */
+export function applyStaticPodDefaults(pod: Pod, origin: StaticPodOrigin): Pod {
+  setPodDefaults(pod);
+  pod.metadata ??= {};
+  const meta = writable(pod.metadata);
+  if (!meta.uid) meta.uid = staticPodUID(pod, origin);
+  meta.name = generatePodName(meta.name ?? '', origin.nodeName);
+  if (!meta.namespace) meta.namespace = 'default';
+  const spec = pod.spec ?? { containers: [] };
+  pod.spec = spec;
+  spec.nodeName = origin.nodeName;
+  meta.annotations = { ...(meta.annotations ?? {}), [ConfigHashAnnotationKey]: meta.uid };
+  if (origin.kind === 'file') {
+    // Static pods must survive node problems (NoExecute taints).
+    const toleration: Toleration = { operator: 'Exists', effect: 'NoExecute' };
+    const tolerations = spec.tolerations ?? [];
+    const at = tolerations.findIndex((t) => sameToleration(t, toleration));
+    if (at >= 0) tolerations[at] = toleration;
+    else tolerations.push(toleration);
+    spec.tolerations = tolerations;
+  }
+  writable(pod).status = { ...(pod.status ?? {}), phase: 'Pending' };
+  return pod;
+}
+
+/** Options of {@link decodeStaticPods}. */
+export interface DecodeStaticPodOptions {
+  readonly nodeName: string;
+  /** The source name the pods are reported under (`file`, `http`, …). */
+  readonly source: string;
+  /** The manifest file; makes the pods file pods. */
+  readonly file?: string;
+  /** The manifest URL; makes the pods url pods. */
+  readonly url?: string;
+  /** Accept a PodList as well as a Pod (http sources). Default false. */
+  readonly allowList?: boolean;
+  /**
+   * Reject static pods that reference API objects (secrets, configMaps, service accounts, PVCs,
+   * …), as upstream's PreventStaticPodAPIReferences gate does. Default true; an embedder that
+   * supplies those objects itself may turn it off (ClusterTrustBundles and ResourceClaims stay
+   * rejected, as upstream without the gate).
+   */
+  readonly preventStaticPodAPIReferences?: boolean;
+}
+
+const yamlOptions = {
+  version: '1.1',
+  // sigs.k8s.io/yaml keeps unquoted dates as strings; so do we.
+  customTags: (tags: YAML.Tags) =>
+    tags.filter((t) => (t as { tag?: string }).tag !== 'tag:yaml.org,2002:timestamp'),
+} as const;
+
+function documentError(origin: PodOrigin, detail: string, field = '<document>'): PodValidationError {
+  return new PodValidationError(origin, undefined, [{ field, type: 'Invalid value', detail }]);
+}
+
+/**
+ * Parses a manifest: JSON, or YAML with YAML 1.1 rules (as sigs.k8s.io/yaml: `0644` is octal,
+ * `yes` is true). One document only.
+ */
+export function parseManifest(data: string | Uint8Array, origin: PodOrigin): unknown {
+  const size = typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
+  if (size > maxConfigLength)
+    throw documentError(origin, `manifest is ${size} bytes, more than the ${maxConfigLength} allowed`);
+  const text =
+    typeof data === 'string'
+      ? data
+      : Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8');
+  if (text.trim() === '') throw documentError(origin, 'manifest is empty');
+  if (text.trimStart().startsWith('{')) {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      // Not strict JSON; YAML may still read it (and reports a position if not).
+    }
+  }
+  let doc: YAML.Document.Parsed;
+  try {
+    doc = YAML.parseDocument(text, yamlOptions);
+  } catch (err) {
+    throw documentError(origin, `cannot parse: ${(err as Error).message}`);
+  }
+  const first = doc.errors[0];
+  if (first) {
+    const pos = first.linePos?.[0];
+    const at = pos ? ` at line ${pos.line}, column ${pos.col}` : '';
+    throw documentError(origin, `cannot parse${at}: ${first.code}: ${first.message.split('\n')[0]}`);
+  }
+  try {
+    return doc.toJS({ maxAliasCount: 100 }) as unknown;
+  } catch (err) {
+    throw documentError(origin, `cannot parse: ${(err as Error).message}`);
+  }
+}
+
+function objectRefOf(value: unknown): PodObjectRef | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  const meta = (value as { metadata?: unknown }).metadata;
+  if (meta === null || typeof meta !== 'object') return undefined;
+  const { name, namespace } = meta as { name?: unknown; namespace?: unknown };
+  return {
+    ...(typeof namespace === 'string' ? { namespace } : {}),
+    ...(typeof name === 'string' ? { name } : {}),
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function decodeOnePod(raw: unknown, field: string, options: DecodeStaticPodOptions, origin: PodOrigin): Pod {
+  const prefix = field === '' ? '' : `${field}.`;
+  const fail = (errors: FieldError[], object = objectRefOf(raw)) =>
+    new PodValidationError(
+      origin,
+      object,
+      errors.map((e) => ({ ...e, field: e.field === '<root>' ? field || '<root>' : `${prefix}${e.field}` })),
+    );
+  if (!isRecord(raw))
+    throw fail([{ field: '<root>', type: 'Invalid value', detail: 'a pod must be an object' }]);
+  const meta = raw.metadata;
+  if (!isRecord(meta) || typeof meta.name !== 'string' || meta.name === '') {
+    throw fail([{ field: 'metadata.name', type: 'Required value', detail: 'name is needed for the pod' }]);
+  }
+  const schemaErrors = validatePodSchema({ ...raw, apiVersion: 'v1', kind: 'Pod' });
+  if (schemaErrors.length > 0) throw fail(schemaErrors);
+  const pod = structuredClone(raw) as Pod;
+  pod.apiVersion = 'v1';
+  pod.kind = 'Pod';
+  const location = options.file ?? options.url ?? '';
+  applyStaticPodDefaults(pod, {
+    nodeName: options.nodeName,
+    kind: options.file !== undefined ? 'file' : 'url',
+    location,
+  });
+  const errors = podFieldErrors(pod);
+  if (errors.length > 0) throw fail(errors, objectRefOf(pod));
+  const prevent = options.preventStaticPodAPIReferences ?? true;
+  let reference = prevent ? apiObjectReference(pod) : undefined;
+  if (!prevent) {
+    const projectsBundle = (pod.spec?.volumes ?? []).some((v) =>
+      (v.projected?.sources ?? []).some((s) => (s as { clusterTrustBundle?: unknown }).clusterTrustBundle),
+    );
+    if (projectsBundle) reference = 'clustertrustbundles';
+    else if ((pod.spec?.resourceClaims ?? []).length > 0) reference = 'resourceclaims';
+  }
+  if (reference !== undefined) {
+    throw fail(
+      [{ field: 'spec', type: 'Forbidden', detail: `static pods may not reference ${reference}` }],
+      objectRefOf(pod),
+    );
+  }
+  return pod;
+}
+
+/**
+ * Decodes, defaults and validates a static pod manifest (upstream `tryDecodeSinglePod` and, with
+ * `allowList`, `tryDecodePodList`). Returns the defaulted pods; throws a
+ * {@link PodValidationError} naming the source, file or URL, pod and field. A PodList with one
+ * bad pod is rejected whole, as upstream.
+ */
+export function decodeStaticPods(data: string | Uint8Array, options: DecodeStaticPodOptions): Pod[] {
+  const origin: PodOrigin = {
+    source: options.source,
+    ...(options.file !== undefined ? { file: options.file } : {}),
+    ...(options.url !== undefined ? { url: options.url } : {}),
+  };
+  const raw = parseManifest(data, origin);
+  if (!isRecord(raw)) throw documentError(origin, 'manifest must hold one object', '<root>');
+  const kind = raw.kind;
+  if (kind === undefined || kind === '') throw documentError(origin, "Object 'Kind' is missing", 'kind');
+  if (kind !== 'Pod' && !(options.allowList && kind === 'PodList')) {
+    const wanted = options.allowList ? 'Pod or PodList' : 'Pod';
+    throw documentError(origin, `${JSON.stringify(kind)}: must be ${wanted}`, 'kind');
+  }
+  if (raw.apiVersion !== 'v1')
+    throw documentError(origin, `${JSON.stringify(raw.apiVersion)}: must be v1`, 'apiVersion');
+  if (kind === 'Pod') return [decodeOnePod(raw, '', options, origin)];
+  const items = raw.items ?? [];
+  if (!Array.isArray(items)) throw documentError(origin, 'must be a list of pods', 'items');
+  return items.map((item, i) => decodeOnePod(item, `items[${i}]`, options, origin));
+}

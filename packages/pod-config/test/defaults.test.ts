@@ -1,0 +1,205 @@
+import { ConfigHashAnnotationKey } from '@kubelet-kit/core';
+import { describe, expect, it } from 'vitest';
+import {
+  applyStaticPodDefaults,
+  decodeStaticPods,
+  defaultImagePullPolicy,
+  generatePodName,
+  PodValidationError,
+  setPodDefaults,
+  staticPodUID,
+} from '../src/index.js';
+
+const manifest = `
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+spec:
+  containers:
+  - name: app
+    image: nginx
+    ports:
+    - containerPort: 80
+    livenessProbe:
+      httpGet:
+        port: 80
+  volumes:
+  - name: data
+    hostPath:
+      path: /srv
+  - name: scratch
+  - name: info
+    downwardAPI:
+      items:
+      - path: labels
+        fieldRef:
+          fieldPath: metadata.labels
+`;
+
+describe('static pod defaulting (common.go applyDefaults)', () => {
+  it('suffixes the name with the lowercased node name (TestStaticPodNameGenerate)', () => {
+    expect(generatePodName('etcd', 'Node-A.Example')).toBe('etcd-node-a.example');
+    const [pod] = decodeStaticPods(manifest, { nodeName: 'MyNode', source: 'file', file: '/etc/m/web.yaml' });
+    expect(pod?.metadata?.name).toBe('web-mynode');
+  });
+
+  it('defaults namespace, nodeName, hash annotation, phase and the NoExecute toleration for file pods', () => {
+    const [pod] = decodeStaticPods(manifest, { nodeName: 'n1', source: 'file', file: '/etc/m/web.yaml' });
+    expect(pod?.metadata?.namespace).toBe('default');
+    expect(pod?.spec?.nodeName).toBe('n1');
+    expect(pod?.metadata?.uid).toMatch(/^[0-9a-f]{32}$/);
+    expect(pod?.metadata?.annotations?.[ConfigHashAnnotationKey]).toBe(pod?.metadata?.uid);
+    expect(pod?.status?.phase).toBe('Pending');
+    expect(pod?.spec?.tolerations).toEqual([{ operator: 'Exists', effect: 'NoExecute' }]);
+  });
+
+  it('adds no toleration to url pods', () => {
+    const [pod] = decodeStaticPods(manifest, { nodeName: 'n1', source: 'http', url: 'http://x/pods' });
+    expect(pod?.spec?.tolerations).toBeUndefined();
+  });
+
+  it('does not duplicate an existing equal toleration', () => {
+    const pod = applyStaticPodDefaults(
+      {
+        metadata: { name: 'a' },
+        spec: {
+          containers: [{ name: 'c', image: 'i' }],
+          tolerations: [{ operator: 'Exists', effect: 'NoExecute' }],
+        },
+      },
+      { nodeName: 'n', kind: 'file', location: '/f' },
+    );
+    expect(pod.spec?.tolerations).toHaveLength(1);
+  });
+
+  it('derives a stable UID that differs per host and per path, and keeps a manifest UID', () => {
+    const uid = (node: string, file: string) =>
+      decodeStaticPods(manifest, { nodeName: node, source: 'file', file })[0]?.metadata?.uid;
+    expect(uid('n1', '/a.yaml')).toBe(uid('n1', '/a.yaml'));
+    expect(uid('n1', '/a.yaml')).not.toBe(uid('n2', '/a.yaml'));
+    expect(uid('n1', '/a.yaml')).not.toBe(uid('n1', '/b.yaml'));
+    const urlUid = decodeStaticPods(manifest, { nodeName: 'n1', source: 'http', url: '/a.yaml' })[0]?.metadata
+      ?.uid;
+    expect(urlUid).not.toBe(uid('n1', '/a.yaml'));
+    const withUid = manifest.replace('name: web', 'name: web\n  uid: 1234-abcd');
+    expect(
+      decodeStaticPods(withUid, { nodeName: 'n1', source: 'file', file: '/a.yaml' })[0]?.metadata?.uid,
+    ).toBe('1234-abcd');
+  });
+
+  it('hashes the pod first, independent of key order', () => {
+    const a = { metadata: { name: 'a', labels: { x: '1', y: '2' } }, spec: { containers: [] } };
+    const b = { spec: { containers: [] }, metadata: { labels: { y: '2', x: '1' }, name: 'a' } };
+    const origin = { nodeName: 'n', kind: 'file', location: '/p' } as const;
+    expect(staticPodUID(a, origin)).toBe(staticPodUID(b, origin));
+    expect(staticPodUID({ ...a, metadata: { name: 'b' } }, origin)).not.toBe(staticPodUID(a, origin));
+  });
+
+  it('applies the API server defaults', () => {
+    const [pod] = decodeStaticPods(manifest, { nodeName: 'n1', source: 'file', file: '/f' });
+    const spec = pod?.spec;
+    expect(spec?.restartPolicy).toBe('Always');
+    expect(spec?.dnsPolicy).toBe('ClusterFirst');
+    expect(spec?.terminationGracePeriodSeconds).toBe(30);
+    expect(spec?.schedulerName).toBe('default-scheduler');
+    expect(spec?.enableServiceLinks).toBe(true);
+    const c = spec?.containers[0];
+    expect(c?.imagePullPolicy).toBe('Always');
+    expect(c?.terminationMessagePath).toBe('/dev/termination-log');
+    expect(c?.terminationMessagePolicy).toBe('File');
+    expect(c?.ports?.[0]?.protocol).toBe('TCP');
+    expect(c?.livenessProbe).toMatchObject({
+      timeoutSeconds: 1,
+      periodSeconds: 10,
+      successThreshold: 1,
+      failureThreshold: 3,
+      httpGet: { path: '/', scheme: 'HTTP', port: 80 },
+    });
+    expect(spec?.volumes?.[0]?.hostPath?.type).toBe('');
+    expect(spec?.volumes?.[1]?.emptyDir).toEqual({});
+    expect(spec?.volumes?.[2]?.downwardAPI?.defaultMode).toBe(0o644);
+    expect(spec?.volumes?.[2]?.downwardAPI?.items?.[0]?.fieldRef?.apiVersion).toBe('v1');
+  });
+
+  it('picks imagePullPolicy from the tag', () => {
+    expect(defaultImagePullPolicy('nginx')).toBe('Always');
+    expect(defaultImagePullPolicy('nginx:latest')).toBe('Always');
+    expect(defaultImagePullPolicy('nginx:1.27')).toBe('IfNotPresent');
+    expect(defaultImagePullPolicy('registry:5000/nginx')).toBe('Always');
+    expect(defaultImagePullPolicy('registry:5000/nginx:1')).toBe('IfNotPresent');
+    expect(defaultImagePullPolicy('nginx@sha256:abc')).toBe('IfNotPresent');
+  });
+
+  it('keeps values the manifest sets and defaults requests from limits', () => {
+    const pod = setPodDefaults({
+      spec: {
+        restartPolicy: 'Never',
+        hostNetwork: true,
+        containers: [
+          {
+            name: 'c',
+            image: 'i:1',
+            imagePullPolicy: 'Never',
+            ports: [{ containerPort: 8080 }],
+            resources: { limits: { cpu: '1', memory: '1Gi' }, requests: { cpu: '500m' } },
+          },
+        ],
+      },
+    });
+    expect(pod.spec?.restartPolicy).toBe('Never');
+    expect(pod.spec?.containers[0]?.imagePullPolicy).toBe('Never');
+    expect(pod.spec?.containers[0]?.ports?.[0]?.hostPort).toBe(8080);
+    expect(pod.spec?.containers[0]?.resources?.requests).toEqual({ cpu: '500m', memory: '1Gi' });
+  });
+
+  it('reads YAML with 1.1 rules: octal modes', () => {
+    const m = `apiVersion: v1
+kind: Pod
+metadata: {name: cm}
+spec:
+  containers: [{name: c, image: i}]
+  volumes:
+  - name: v
+    hostPath: {path: /x}
+  - name: w
+    downwardAPI: {defaultMode: 0400, items: [{path: a, fieldRef: {fieldPath: metadata.name}}]}
+`;
+    const [pod] = decodeStaticPods(m, { nodeName: 'n', source: 'file', file: '/f' });
+    expect(pod?.spec?.volumes?.[1]?.downwardAPI?.defaultMode).toBe(0o400);
+  });
+
+  it('rejects static pods that reference API objects unless allowed', () => {
+    const m = `apiVersion: v1
+kind: Pod
+metadata: {name: s}
+spec:
+  containers: [{name: c, image: i, envFrom: [{secretRef: {name: creds}}]}]
+`;
+    const opts = { nodeName: 'n', source: 'file', file: '/etc/m/s.yaml' };
+    expect(() => decodeStaticPods(m, opts)).toThrow(/static pods may not reference secrets/);
+    expect(decodeStaticPods(m, { ...opts, preventStaticPodAPIReferences: false })).toHaveLength(1);
+    const cm = m
+      .replace('envFrom: [{secretRef: {name: creds}}]', 'env: []')
+      .replace('spec:\n', 'spec:\n  volumes: [{name: v, configMap: {name: x}}]\n');
+    const err = (() => {
+      try {
+        decodeStaticPods(cm, opts);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(PodValidationError);
+    expect((err as PodValidationError).message).toContain('configmaps');
+    const decoded = decodeStaticPods(cm, { ...opts, preventStaticPodAPIReferences: false });
+    expect(decoded[0]?.spec?.volumes?.[0]?.configMap?.defaultMode).toBe(0o644);
+    const sa = m
+      .replace('envFrom: [{secretRef: {name: creds}}]', 'env: []')
+      .replace('spec:\n', 'spec:\n  serviceAccountName: robot\n');
+    expect(() => decodeStaticPods(sa, opts)).toThrow(/serviceaccounts/);
+    const pvc = m
+      .replace('envFrom: [{secretRef: {name: creds}}]', 'env: []')
+      .replace('spec:\n', 'spec:\n  volumes: [{name: v, persistentVolumeClaim: {claimName: x}}]\n');
+    expect(() => decodeStaticPods(pvc, opts)).toThrow(/persistentvolumeclaims/);
+  });
+});
