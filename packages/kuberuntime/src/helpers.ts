@@ -1,0 +1,116 @@
+import type { Container, Pod, RuntimeContainerStatus, RuntimePodStatus } from '@kubelet-kit/core';
+
+// Small pure helpers of upstream `pkg/kubelet/container/helpers.go` and
+// `pkg/kubelet/kuberuntime/helpers.go`.
+
+const fnvOffset32 = 0x811c9dc5;
+const fnvPrime32 = 0x01000193;
+
+/** FNV-1a, 32 bit, over UTF-8 bytes. */
+export function fnv32a(data: string): number {
+  let hash = fnvOffset32;
+  for (const byte of Buffer.from(data, 'utf8')) {
+    hash ^= byte;
+    hash = Math.imul(hash, fnvPrime32) >>> 0;
+  }
+  return hash >>> 0;
+}
+
+/** Go's `json.Marshal` escapes HTML characters and the JS line separators that `JSON.stringify` leaves. */
+function goJSONString(value: string): string {
+  return JSON.stringify(value).replace(
+    /[<>&\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/**
+ * The container hash upstream stores in `io.kubernetes.container.hash`, as lowercase hex.
+ * Upstream hashes (FNV-32a) the spew `%#v` rendering of the JSON bytes of the map
+ * `{"image","name"}` (keys sorted by json.Marshal): `([]uint8)[123 34 …]`. Only name and image
+ * count, since image is the only field of a pod's container that may change in place.
+ */
+export function hashContainer(container: Pick<Container, 'name' | 'image'>): string {
+  const json = `{"image":${goJSONString(container.image ?? '')},"name":${goJSONString(container.name)}}`;
+  const bytes = Buffer.from(json, 'utf8');
+  return fnv32a(`([]uint8)[${bytes.join(' ')}]`).toString(16);
+}
+
+/** The newest status of the named container (statuses are newest first). */
+export function findContainerStatusByName(
+  podStatus: RuntimePodStatus,
+  name: string,
+): RuntimeContainerStatus | undefined {
+  return podStatus.containerStatuses.find((s) => s.name === name);
+}
+
+/** An init container with `restartPolicy: Always` is a sidecar that keeps running. */
+export function isRestartableInitContainer(container: Container): boolean {
+  return container.restartPolicy === 'Always';
+}
+
+/** `policy != Never`. */
+export function shouldRestartOnFailure(pod: Pod): boolean {
+  return (pod.spec?.restartPolicy ?? 'Always') !== 'Never';
+}
+
+/** The container's newest instance exited with code 0. */
+export function containerSucceeded(container: Container, podStatus: RuntimePodStatus): boolean {
+  const status = findContainerStatusByName(podStatus, container.name);
+  return status !== undefined && status.state === 'exited' && status.exitCode === 0;
+}
+
+/** An OOM kill, a non-zero exit, or an unknown state count as an init container failure. */
+export function isInitContainerFailed(status: RuntimeContainerStatus): boolean {
+  if (status.reason === 'OOMKilled') return true;
+  if (status.state === 'exited' && status.exitCode !== 0) return true;
+  return status.state === 'unknown';
+}
+
+/** Upstream `ShouldContainerBeRestarted`. */
+export function shouldContainerBeRestarted(
+  container: Container,
+  pod: Pod,
+  podStatus: RuntimePodStatus,
+): boolean {
+  if (pod.metadata?.deletionTimestamp) return false;
+  const status = findContainerStatusByName(podStatus, container.name);
+  if (!status) return true;
+  if (status.state === 'running') return false;
+  if (status.state === 'unknown' || status.state === 'created') return true;
+  const policy = pod.spec?.restartPolicy ?? 'Always';
+  if (policy === 'Never') return false;
+  if (policy === 'OnFailure' && status.exitCode === 0) return false;
+  return true;
+}
+
+/** The crash-loop backoff key: `<podName>_<ns>_<podUID>_<containerName>_<hash>`. */
+export function getStableKey(pod: Pod, container: Container): string {
+  const m = pod.metadata ?? {};
+  return `${m.name ?? ''}_${m.namespace ?? ''}_${m.uid ?? ''}_${container.name}_${hashContainer(container)}`;
+}
+
+/** Whether the pod needs a new sandbox, the attempt number to give it, and the current sandbox ID. */
+export interface SandboxChange {
+  readonly changed: boolean;
+  readonly attempt: number;
+  readonly sandboxId: string;
+}
+
+/** Upstream `PodSandboxChanged` (`kuberuntime/util`). */
+export function podSandboxChanged(pod: Pod, podStatus: RuntimePodStatus): SandboxChange {
+  const sandboxes = podStatus.sandboxStatuses;
+  const newest = sandboxes[0];
+  if (!newest) return { changed: true, attempt: 0, sandboxId: '' };
+  // The highest attempt, so a recreated sandbox never reuses a name the runtime may still hold.
+  const maxAttempt = sandboxes.reduce((max, s) => Math.max(max, s.attempt), 0);
+  const ready = sandboxes.filter((s) => s.state === 'ready').length;
+  if (ready > 1) return { changed: true, attempt: maxAttempt + 1, sandboxId: newest.id };
+  if (newest.state !== 'ready') return { changed: true, attempt: maxAttempt + 1, sandboxId: newest.id };
+  const hostNetwork = pod.spec?.hostNetwork === true;
+  if (newest.hostNetwork !== hostNetwork) return { changed: true, attempt: maxAttempt + 1, sandboxId: '' };
+  if (!hostNetwork && newest.ips.length === 0) {
+    return { changed: true, attempt: maxAttempt + 1, sandboxId: newest.id };
+  }
+  return { changed: false, attempt: newest.attempt, sandboxId: newest.id };
+}

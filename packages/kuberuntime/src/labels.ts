@@ -1,0 +1,137 @@
+import type { Container, ContainerPort, LifecycleHandler, Pod } from '@kubelet-kit/core';
+import { hashContainer } from './helpers.js';
+
+// Labels and annotations kuberuntime puts on sandboxes and containers (upstream `labels.go`),
+// enough for a fresh manager to rebuild every pod's status from the runtime alone.
+
+export const podNameLabel = 'io.kubernetes.pod.name';
+export const podNamespaceLabel = 'io.kubernetes.pod.namespace';
+export const podUIDLabel = 'io.kubernetes.pod.uid';
+export const containerNameLabel = 'io.kubernetes.container.name';
+
+export const podDeletionGracePeriodLabel = 'io.kubernetes.pod.deletionGracePeriod';
+export const podTerminationGracePeriodLabel = 'io.kubernetes.pod.terminationGracePeriod';
+export const containerHashLabel = 'io.kubernetes.container.hash';
+export const containerRestartCountLabel = 'io.kubernetes.container.restartCount';
+export const containerTerminationMessagePathLabel = 'io.kubernetes.container.terminationMessagePath';
+export const containerTerminationMessagePolicyLabel = 'io.kubernetes.container.terminationMessagePolicy';
+export const containerPreStopHandlerLabel = 'io.kubernetes.container.preStopHandler';
+export const containerPortsLabel = 'io.kubernetes.container.ports';
+export const containerTypeLabel = 'io.kubernetes.container.type';
+
+/** Which list of the pod spec a container comes from. */
+export type ContainerType = 'init' | 'container' | 'ephemeral';
+
+/** Sandbox labels: the pod's labels plus its name, namespace and UID. */
+export function newPodLabels(pod: Pod): Record<string, string> {
+  return {
+    ...(pod.metadata?.labels ?? {}),
+    [podNameLabel]: pod.metadata?.name ?? '',
+    [podNamespaceLabel]: pod.metadata?.namespace ?? '',
+    [podUIDLabel]: pod.metadata?.uid ?? '',
+  };
+}
+
+/** Sandbox annotations: the pod's annotations. */
+export function newPodAnnotations(pod: Pod): Record<string, string> {
+  return { ...(pod.metadata?.annotations ?? {}) };
+}
+
+/** Container labels: the pod's identity and the container's name. */
+export function newContainerLabels(container: Container, pod: Pod): Record<string, string> {
+  return {
+    [podNameLabel]: pod.metadata?.name ?? '',
+    [podNamespaceLabel]: pod.metadata?.namespace ?? '',
+    [podUIDLabel]: pod.metadata?.uid ?? '',
+    [containerNameLabel]: container.name,
+  };
+}
+
+/** Container annotations: what killContainer and getPodStatus need when the pod spec is gone. */
+export function newContainerAnnotations(
+  container: Container,
+  pod: Pod,
+  restartCount: number,
+  containerType: ContainerType,
+  extra: Readonly<Record<string, string>> = {},
+): Record<string, string> {
+  // Extra (device-plugin style) annotations first, so ours win.
+  const a: Record<string, string> = { ...extra };
+  a[containerHashLabel] = hashContainer(container);
+  a[containerRestartCountLabel] = String(restartCount);
+  a[containerTerminationMessagePathLabel] = container.terminationMessagePath ?? '/dev/termination-log';
+  a[containerTerminationMessagePolicyLabel] = container.terminationMessagePolicy ?? 'File';
+  a[containerTypeLabel] = containerType;
+  const deletionGrace = pod.metadata?.deletionGracePeriodSeconds;
+  if (deletionGrace !== undefined && deletionGrace !== null)
+    a[podDeletionGracePeriodLabel] = String(deletionGrace);
+  const terminationGrace = pod.spec?.terminationGracePeriodSeconds;
+  if (terminationGrace !== undefined && terminationGrace !== null) {
+    a[podTerminationGracePeriodLabel] = String(terminationGrace);
+  }
+  if (container.lifecycle?.preStop)
+    a[containerPreStopHandlerLabel] = JSON.stringify(container.lifecycle.preStop);
+  if (container.ports && container.ports.length > 0) a[containerPortsLabel] = JSON.stringify(container.ports);
+  return a;
+}
+
+/** What container labels say (missing labels read as empty). */
+export interface LabeledContainerInfo {
+  readonly podName: string;
+  readonly podNamespace: string;
+  readonly podUid: string;
+  readonly containerName: string;
+}
+
+export function getContainerInfoFromLabels(labels: Readonly<Record<string, string>>): LabeledContainerInfo {
+  return {
+    podName: labels[podNameLabel] ?? '',
+    podNamespace: labels[podNamespaceLabel] ?? '',
+    podUid: labels[podUIDLabel] ?? '',
+    containerName: labels[containerNameLabel] ?? '',
+  };
+}
+
+/** What container annotations say; unparsable values read as absent. */
+export interface AnnotatedContainerInfo {
+  readonly hash: string;
+  readonly restartCount: number;
+  readonly terminationMessagePath: string;
+  readonly terminationMessagePolicy: string;
+  readonly containerType: ContainerType | '';
+  readonly podDeletionGracePeriod?: number;
+  readonly podTerminationGracePeriod?: number;
+  readonly preStopHandler?: LifecycleHandler;
+  readonly containerPorts: ContainerPort[];
+}
+
+function int(value: string | undefined): number | undefined {
+  if (value === undefined || !/^-?\d+$/.test(value)) return undefined;
+  return Number(value);
+}
+
+function json<T>(value: string | undefined): T | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return JSON.parse(value) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+export function getContainerInfoFromAnnotations(
+  annotations: Readonly<Record<string, string>>,
+): AnnotatedContainerInfo {
+  const type = annotations[containerTypeLabel];
+  return {
+    hash: annotations[containerHashLabel] ?? '',
+    restartCount: int(annotations[containerRestartCountLabel]) ?? 0,
+    terminationMessagePath: annotations[containerTerminationMessagePathLabel] ?? '',
+    terminationMessagePolicy: annotations[containerTerminationMessagePolicyLabel] ?? '',
+    containerType: type === 'init' || type === 'container' || type === 'ephemeral' ? type : '',
+    podDeletionGracePeriod: int(annotations[podDeletionGracePeriodLabel]),
+    podTerminationGracePeriod: int(annotations[podTerminationGracePeriodLabel]),
+    preStopHandler: json<LifecycleHandler>(annotations[containerPreStopHandlerLabel]),
+    containerPorts: json<ContainerPort[]>(annotations[containerPortsLabel]) ?? [],
+  };
+}
