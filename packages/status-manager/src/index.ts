@@ -4,5 +4,76 @@
  * @packageDocumentation
  */
 
-/** Package version. @public */
-export const VERSION = '0.1.0';
+export {
+  ApiserverStatusSink,
+  type ApiserverStatusSinkOptions,
+  createMergePatch,
+  type PodStatusApi,
+  StatusConflictError,
+  toPlainObject,
+} from './apiserver-sink.js';
+export {
+  ConditionReasons,
+  type GeneratePodConditionsInput,
+  generateContainersReadyCondition,
+  generateContainersReadyConditionForTerminalPhase,
+  generatePodConditions,
+  generatePodInitializedCondition,
+  generatePodReadyCondition,
+  generatePodReadyConditionForTerminalPhase,
+  generatePodReadyToStartContainersCondition,
+  PodConditionTypes,
+  podConditionByKubelet,
+  podConditionSharedByKubelet,
+  podSandboxChanged,
+} from './generate.js';
+export {
+  InMemoryStatusSink,
+  type InMemoryStatusSinkOptions,
+  type StatusWriteRecord,
+} from './in-memory-sink.js';
+export {
+  getContainerStatus,
+  getPhase,
+  hasAnyRegularContainerStarted,
+  isPodPhaseTerminal,
+  isRestartableInitContainer,
+  type PodPhase,
+  type ReconciledPhase,
+  reconcilePodPhase,
+} from './pod-phase.js';
+export {
+  ContainerStatusUnknownMessage,
+  ContainerStatusUnknownReason,
+  DefaultStatusSyncPeriodMs,
+  newStatusManager,
+  type PodDeletionSafetyProvider,
+  PodStatusManager,
+  type StatusManager,
+  type StatusManagerOptions,
+  type StatusPodManager,
+  type VersionedPodStatus,
+} from './status-manager.js';
+export {
+  canBeDeleted,
+  checkContainerStateTransition,
+  formatRfc3339,
+  hasPodInitialized,
+  initializedContainerCount,
+  isPodStatusByKubeletEqual,
+  MaxPodTerminationMessageLogLength,
+  mergePodStatus,
+  normalizeStatus,
+  normalizeTimestamp,
+  semanticEqual,
+  transitionTimeConditionTypes,
+  updateLastTransitionTime,
+  updatePodCondition,
+} from './status-rules.js';
+export type {
+  StatusDeleteOptions,
+  StatusSink,
+  StatusWriteOptions,
+  StatusWriteOutcome,
+  StatusWriteResult,
+} from './status-sink.js';

@@ -4,5 +4,12 @@
  * @packageDocumentation
  */
 
-/** Marker. @public */
-export const TESTING = true;
+export {
+  InMemoryStatusSink,
+  type InMemoryStatusSinkOptions,
+  type StatusWriteRecord,
+} from '../in-memory-sink.js';
+export {
+  FakePodDeletionSafety,
+  FakeStatusPodManager,
+} from './fakes.js';

@@ -1,0 +1,204 @@
+import type { Logger, Pod, PodStatus } from '@kubelet-kit/core';
+import { noopLogger } from '@kubelet-kit/core';
+import { type CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type {
+  StatusDeleteOptions,
+  StatusSink,
+  StatusWriteOptions,
+  StatusWriteResult,
+} from './status-sink.js';
+import { formatRfc3339, mergePodStatus, semanticEqual } from './status-rules.js';
+
+/** The part of `CoreV1Api` (object-parameter form, client-node 1.4) the sink calls. */
+export type PodStatusApi = Pick<CoreV1Api, 'readNamespacedPod' | 'patchNamespacedPodStatus' | 'deleteNamespacedPod'>;
+
+/** Options of {@link ApiserverStatusSink}. */
+export interface ApiserverStatusSinkOptions {
+  /** A client, e.g. `kubeConfig.makeApiClient(CoreV1Api)`. */
+  readonly api: PodStatusApi;
+  readonly logger?: Logger;
+  /** How many times a write is retried after a 409 Conflict (re-reading the pod each time); default 5. */
+  readonly maxConflictRetries?: number;
+  /**
+   * When true the sink offers `delete`, so the manager deletes finished pods from the API server
+   * (grace period 0, UID precondition) as upstream does.
+   */
+  readonly deletePods?: boolean;
+}
+
+/** The API server kept answering 409 Conflict to a status patch. */
+export class StatusConflictError extends Error {
+  readonly code = 'Conflict';
+  constructor(
+    readonly namespace: string,
+    readonly podName: string,
+    readonly attempts: number,
+  ) {
+    super(`status of pod ${namespace}/${podName} still conflicted after ${attempts} attempts`);
+    this.name = 'StatusConflictError';
+  }
+}
+
+function httpCode(err: unknown): number | undefined {
+  if (typeof err === 'object' && err !== null && 'code' in err) {
+    const code = (err as { code: unknown }).code;
+    if (typeof code === 'number') return code;
+  }
+  return undefined;
+}
+
+/**
+ * The client deserializes times into `Date`s and leaves unset fields `undefined`; this turns a
+ * pod back into plain API JSON (times in whole seconds, as the API server stores them).
+ */
+export function toPlainObject(value: unknown): unknown {
+  if (value instanceof Date) return formatRfc3339(value.getTime());
+  if (Array.isArray(value)) return value.map(toPlainObject);
+  if (typeof value === 'object' && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      if (v !== undefined) out[k] = toPlainObject(v);
+    }
+    return out;
+  }
+  return value;
+}
+
+function isPlainRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A JSON merge patch (RFC 7386) that turns `from` into `to`: changed fields set, removed fields
+ * `null`, lists replaced whole. Undefined when nothing differs.
+ */
+export function createMergePatch(
+  from: Record<string, unknown>,
+  to: Record<string, unknown>,
+): Record<string, unknown> | undefined {
+  const patch: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(to)) {
+    if (v === undefined || v === null) continue;
+    const old = from[k];
+    if (isPlainRecord(v) && isPlainRecord(old)) {
+      const sub = createMergePatch(old, v);
+      if (sub) patch[k] = sub;
+    } else if (!semanticEqual(old, v)) {
+      patch[k] = v;
+    }
+  }
+  for (const [k, v] of Object.entries(from)) {
+    if (v !== undefined && v !== null && (to[k] === undefined || to[k] === null)) patch[k] = null;
+  }
+  return Object.keys(patch).length > 0 ? patch : undefined;
+}
+
+interface Pending {
+  readonly pod: Pod;
+  readonly status: PodStatus;
+  readonly options: StatusWriteOptions;
+  readonly resolve: (result: StatusWriteResult) => void;
+  readonly reject: (err: unknown) => void;
+}
+
+/**
+ * Writes statuses to the API server: reads the pod, merges the kubelet's status into the API
+ * status (`mergePodStatus`), and patches `pods/status` with a JSON merge patch that carries the
+ * UID as a precondition. A static pod's status goes to its mirror pod. A 409 Conflict re-reads
+ * and retries; writes for one pod that arrive while one is in flight collapse to the newest.
+ */
+export class ApiserverStatusSink implements StatusSink {
+  readonly name = 'apiserver';
+  readonly delete?: (pod: Pod, options: StatusDeleteOptions) => Promise<void>;
+  readonly #api: PodStatusApi;
+  readonly #logger: Logger;
+  readonly #maxConflictRetries: number;
+  readonly #inFlight = new Map<string, Promise<void>>();
+  readonly #pending = new Map<string, Pending>();
+
+  constructor(options: ApiserverStatusSinkOptions) {
+    this.#api = options.api;
+    this.#logger = (options.logger ?? noopLogger).child({ component: 'apiserver-status-sink' });
+    this.#maxConflictRetries = Math.max(0, options.maxConflictRetries ?? 5);
+    if (options.deletePods) this.delete = (pod, deleteOptions) => this.#deletePod(pod, deleteOptions);
+  }
+
+  write(pod: Pod, status: PodStatus, options: StatusWriteOptions): Promise<StatusWriteResult> {
+    const k = options.statusUid;
+    return new Promise<StatusWriteResult>((resolve, reject) => {
+      // Only the newest waiting write of a pod is worth sending.
+      this.#pending.get(k)?.resolve({ outcome: 'superseded' });
+      this.#pending.set(k, { pod, status, options, resolve, reject });
+      if (!this.#inFlight.has(k)) this.#drain(k);
+    });
+  }
+
+  #drain(k: string): void {
+    const next = this.#pending.get(k);
+    if (!next) {
+      this.#inFlight.delete(k);
+      return;
+    }
+    this.#pending.delete(k);
+    const run = this.#writeOnce(next.pod, next.status, next.options)
+      .then(next.resolve, next.reject)
+      .finally(() => this.#drain(k));
+    this.#inFlight.set(k, run);
+  }
+
+  async #writeOnce(pod: Pod, status: PodStatus, options: StatusWriteOptions): Promise<StatusWriteResult> {
+    const namespace = pod.metadata?.namespace ?? '';
+    const name = pod.metadata?.name ?? '';
+    for (let attempt = 0; attempt <= this.#maxConflictRetries; attempt++) {
+      options.signal?.throwIfAborted();
+      let apiPod: Pod;
+      try {
+        apiPod = toPlainObject(await this.#api.readNamespacedPod({ name, namespace })) as Pod;
+      } catch (err) {
+        if (httpCode(err) === 404) return { outcome: 'notFound' };
+        throw err;
+      }
+      const uid = apiPod.metadata?.uid ?? '';
+      if (uid !== options.statusUid) return { outcome: 'uidMismatch' };
+      const oldStatus = apiPod.status ?? {};
+      const merged = mergePodStatus(apiPod, oldStatus, status, options.delayTransitioningToTerminal, options.now);
+      const patch = createMergePatch(
+        oldStatus as Record<string, unknown>,
+        toPlainObject(merged) as Record<string, unknown>,
+      );
+      if (!patch) return { outcome: 'unchanged', pod: apiPod };
+      options.signal?.throwIfAborted();
+      try {
+        const updated = await this.#api.patchNamespacedPodStatus(
+          { name, namespace, body: { metadata: { uid }, status: patch } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
+        return { outcome: 'updated', pod: toPlainObject(updated) as Pod };
+      } catch (err) {
+        const code = httpCode(err);
+        if (code === 404) return { outcome: 'notFound' };
+        if (code !== 409) throw err;
+        this.#logger.debug({ namespace, name, attempt }, 'conflict patching pod status, retrying');
+      }
+    }
+    throw new StatusConflictError(namespace, name, this.#maxConflictRetries + 1);
+  }
+
+  async #deletePod(pod: Pod, options: StatusDeleteOptions): Promise<void> {
+    options.signal?.throwIfAborted();
+    const namespace = pod.metadata?.namespace ?? '';
+    const name = pod.metadata?.name ?? '';
+    try {
+      await this.#api.deleteNamespacedPod({
+        name,
+        namespace,
+        gracePeriodSeconds: 0,
+        // The UID precondition keeps a new pod of the same name safe.
+        body: { gracePeriodSeconds: 0, preconditions: { uid: options.uid } },
+      });
+    } catch (err) {
+      if (httpCode(err) === 404) return;
+      throw err;
+    }
+  }
+}
