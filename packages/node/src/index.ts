@@ -1,8 +1,15 @@
 /**
- * The kubelet-kit node agent: sync loop, pod handlers, admission, HTTP endpoints, metrics and the kubelet-kit command.
+ * The kubelet-kit node agent: sync loop, pod handlers, admission, HTTP endpoints, metrics and
+ * the `kubelet-kit` command.
  *
  * @packageDocumentation
  */
 
-/** Package version. @public */
-export const VERSION = '0.1.0';
+export * from './admission.js';
+export * from './api-pod-status.js';
+export * from './container-status.js';
+export type * from './deps.js';
+export * from './kubelet.js';
+export * from './metrics.js';
+export * from './reason-cache.js';
+export * from './server.js';

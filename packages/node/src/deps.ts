@@ -1,0 +1,67 @@
+import type { Pod, PodStatus, PodUpdate, ProbeResult, RuntimePodStatus } from '@kubelet-kit/core';
+
+// The narrow views the agent needs of each manager. The factory (`createKubelet`) passes the
+// packages' own implementations; tests and embedders can pass their own.
+
+/** The merged pod update stream (pod-config's `PodConfig`). */
+export interface PodConfigView {
+  updates(signal?: AbortSignal): AsyncIterable<PodUpdate>;
+  /** True once every registered source has sent its first SET. */
+  seenAllSources(): boolean;
+  start(): void | Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The status manager, as the agent drives it. */
+export interface StatusManagerView {
+  start(): void;
+  stop(): void | Promise<void>;
+  getPodStatus(uid: string): PodStatus | undefined;
+  setPodStatus(pod: Pod, status: PodStatus): void;
+  setContainerReadiness(podUid: string, containerId: string, ready: boolean): void;
+  setContainerStartup(podUid: string, containerId: string, started: boolean): void;
+  terminatePod(pod: Pod): void;
+  removeOrphanedStatuses(podUids: ReadonlySet<string>): void;
+}
+
+/** A change of one probe result. */
+export interface ProbeResultUpdate {
+  readonly containerId: string;
+  readonly result: ProbeResult;
+  readonly podUid: string;
+}
+
+/** The probe manager, as the agent drives it. */
+export interface ProbeManagerView {
+  start(): void;
+  stop(): void | Promise<void>;
+  addPod(pod: Pod): void;
+  removePod(pod: Pod): void;
+  cleanupPods(desiredPodUids: ReadonlySet<string>): void;
+  stopLivenessAndStartup(pod: Pod): void;
+  updatePodStatus(pod: Pod, status: PodStatus): void;
+  /** Subscribes to result changes of one probe type; returns the unsubscribe. */
+  onResult(
+    type: 'liveness' | 'readiness' | 'startup',
+    listener: (update: ProbeResultUpdate) => void,
+  ): () => void;
+}
+
+/** The volume manager, as the agent drives it. */
+export interface VolumeManagerView {
+  start(): void | Promise<void>;
+  stop(): void | Promise<void>;
+  waitForAttachAndMount(pod: Pod, signal?: AbortSignal): Promise<void>;
+  waitForUnmount(pod: Pod, signal?: AbortSignal): Promise<void>;
+}
+
+/** The PLEG, as the agent drives it. */
+export interface PlegView {
+  start(): void;
+  stop(): void;
+  watch(listener: (event: { readonly id: string; readonly type: string }) => void): () => void;
+  healthy(): { readonly healthy: boolean; readonly error?: Error | string };
+}
+
+/** Re-exported for convenience of embedders writing their own views. */
+export type { RuntimePodStatus };

@@ -1,0 +1,659 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import {
+  Backoff,
+  type Clock,
+  ConfigFirstSeenAnnotationKey,
+  type EventRecorder,
+  getPodFullName,
+  isMirrorPod,
+  type Logger,
+  noopEventRecorder,
+  noopLogger,
+  type ObjectGetter,
+  type Pod,
+  type PodStatus,
+  type PodStatusCache,
+  type PodUpdate,
+  podSyncResultError,
+  type Runtime,
+  type RuntimePod,
+  type RuntimePodStatus,
+  type Secret,
+  type SyncPodType,
+} from '@kubelet-kit/core';
+import type { PodManager } from '@kubelet-kit/pod-manager';
+import {
+  BasicWorkQueue,
+  newPodWorkers,
+  type PodStatusFunc,
+  type PodSyncContext,
+  type PodSyncer,
+  type PodWorkers,
+  type SyncPodResult,
+  type WorkQueue,
+} from '@kubelet-kit/pod-workers';
+import { isPodPhaseTerminal } from '@kubelet-kit/status-manager';
+import { admitPod, type NodeAllocatable } from './admission.js';
+import { generateAPIPodStatus } from './api-pod-status.js';
+import type {
+  PlegView,
+  PodConfigView,
+  ProbeManagerView,
+  StatusManagerView,
+  VolumeManagerView,
+} from './deps.js';
+import type { KubeletMetrics } from './metrics.js';
+import { ReasonCache } from './reason-cache.js';
+
+/** Options of {@link Kubelet}. */
+export interface KubeletOptions {
+  readonly nodeName: string;
+  /** Where pod data directories live: `<rootDirectory>/pods/<uid>`. */
+  readonly rootDirectory: string;
+  readonly nodeIPs: readonly string[];
+  readonly allocatable: NodeAllocatable;
+  readonly runtime: Runtime;
+  readonly podConfig: PodConfigView;
+  readonly podManager: PodManager;
+  readonly statusManager: StatusManagerView;
+  readonly pleg: PlegView;
+  readonly podCache: PodStatusCache;
+  readonly probeManager?: ProbeManagerView;
+  readonly volumeManager?: VolumeManagerView;
+  readonly objectGetter?: ObjectGetter;
+  readonly clock: Clock;
+  readonly logger?: Logger;
+  readonly recorder?: EventRecorder;
+  readonly metrics?: KubeletMetrics;
+  /** Pod resync interval (upstream --sync-frequency, default 60 s). */
+  readonly resyncIntervalMs?: number;
+  /** How often dead containers and sandboxes are collected (default 60 s). */
+  readonly containerGCPeriodMs?: number;
+  /** Bound on concurrent pod syncs (default none). */
+  readonly maxConcurrentSyncs?: number;
+  /** Crash-loop backoff (defaults 10 s doubling to 300 s). */
+  readonly crashLoopBackOff?: { readonly initialMs: number; readonly maxMs: number };
+  readonly allowHostNetwork?: boolean;
+  readonly allowPrivileged?: boolean;
+  /** Whether the runtime's network is ready; pods that need pod networking wait for it. */
+  readonly networkReady?: () => boolean;
+}
+
+const syncTickMs = 1000;
+const housekeepingPeriodMs = 2000;
+
+function creationTime(pod: Pod): number {
+  const t = pod.metadata?.creationTimestamp ?? pod.metadata?.annotations?.[ConfigFirstSeenAnnotationKey];
+  const ms = t ? Date.parse(t) : Number.NaN;
+  return Number.isNaN(ms) ? 0 : ms;
+}
+
+/** Upstream `ConvertPodStatusToRunningPod`: running containers plus every sandbox. */
+export function convertPodStatusToRunningPod(runtimeType: string, status: RuntimePodStatus): RuntimePod {
+  return {
+    id: status.id,
+    name: status.name,
+    namespace: status.namespace,
+    createdAt: status.sandboxStatuses[0]?.createdAt ?? 0,
+    containers: status.containerStatuses
+      .filter((c) => c.state === 'running')
+      .map((c) => ({
+        id: c.id,
+        name: c.name,
+        image: c.image,
+        imageId: c.imageId,
+        hash: c.hash,
+        state: c.state,
+      })),
+    sandboxes: status.sandboxStatuses.map((s) => ({
+      id: { type: runtimeType, id: s.id },
+      name: '',
+      image: '',
+      imageId: '',
+      hash: '',
+      state: s.state === 'ready' ? ('running' as const) : ('exited' as const),
+    })),
+  };
+}
+
+/**
+ * The node agent: the kubelet's sync loop over pod updates, PLEG events, the 1 s sync tick,
+ * the 2 s housekeeping and probe results, and the pod lifecycle (`syncPod`,
+ * `syncTerminatingPod`, `syncTerminatedPod`) that the pod workers call.
+ */
+export class Kubelet implements PodSyncer {
+  readonly podWorkers: PodWorkers;
+  readonly reasonCache = new ReasonCache();
+  readonly #o: KubeletOptions;
+  readonly #log: Logger;
+  readonly #recorder: EventRecorder;
+  readonly #clock: Clock;
+  readonly #workQueue: WorkQueue;
+  readonly #crashLoopBackOff: Backoff;
+  readonly #abort = new AbortController();
+  readonly #disposers: Array<() => void> = [];
+  readonly #startedPods = new Set<string>();
+  #configLoop: Promise<void> | undefined;
+  #housekeepingBusy = false;
+  #lastGC = 0;
+  #gcRequested = false;
+
+  constructor(options: KubeletOptions) {
+    this.#o = options;
+    this.#log = options.logger ?? noopLogger;
+    this.#recorder = options.recorder ?? noopEventRecorder;
+    this.#clock = options.clock;
+    this.#workQueue = new BasicWorkQueue({ clock: options.clock });
+    const crash = options.crashLoopBackOff ?? { initialMs: 10_000, maxMs: 300_000 };
+    this.#crashLoopBackOff = new Backoff({
+      clock: options.clock,
+      initialMs: crash.initialMs,
+      maxMs: crash.maxMs,
+      // The kubelet forgets a container's crash history after it ran 10 minutes.
+      hasExpired: (eventTime, lastUpdate) => eventTime - lastUpdate > 600_000,
+    });
+    this.podWorkers = newPodWorkers({
+      podSyncer: this,
+      podCache: options.podCache,
+      clock: options.clock,
+      workQueue: this.#workQueue,
+      recorder: this.#recorder,
+      logger: this.#log.child({ component: 'pod-workers' }),
+      ...(options.resyncIntervalMs !== undefined ? { resyncIntervalMs: options.resyncIntervalMs } : {}),
+      ...(options.maxConcurrentSyncs !== undefined ? { maxConcurrentSyncs: options.maxConcurrentSyncs } : {}),
+    });
+  }
+
+  /** Starts every loop. Resolves once started; the loops run until {@link stop}. */
+  async start(): Promise<void> {
+    const o = this.#o;
+    await fs.mkdir(path.join(o.rootDirectory, 'pods'), { recursive: true });
+    o.statusManager.start();
+    o.probeManager?.start();
+    await o.volumeManager?.start();
+    o.pleg.start();
+    this.#disposers.push(o.pleg.watch((event) => this.#onPlegEvent(event)));
+    if (o.probeManager) {
+      const pm = o.probeManager;
+      this.#disposers.push(
+        pm.onResult('liveness', (u) => {
+          if (u.result === 'Failure') this.#syncByUid(u.podUid);
+        }),
+        pm.onResult('readiness', (u) => {
+          o.statusManager.setContainerReadiness(u.podUid, u.containerId, u.result === 'Success');
+          this.#syncByUid(u.podUid);
+        }),
+        pm.onResult('startup', (u) => {
+          o.statusManager.setContainerStartup(u.podUid, u.containerId, u.result === 'Success');
+          this.#syncByUid(u.podUid);
+        }),
+      );
+    }
+    const tick = this.#clock.setInterval(() => this.#onSyncTick(), syncTickMs);
+    const housekeeping = this.#clock.setInterval(() => {
+      void this.#housekeeping();
+    }, housekeepingPeriodMs);
+    this.#disposers.push(
+      () => tick.cancel(),
+      () => housekeeping.cancel(),
+    );
+    await o.podConfig.start();
+    this.#configLoop = this.#runConfigLoop();
+  }
+
+  /** Stops the loops. Containers keep running: a restarted agent adopts them. */
+  async stop(): Promise<void> {
+    this.#abort.abort();
+    for (const dispose of this.#disposers.splice(0)) dispose();
+    const o = this.#o;
+    await o.podConfig.stop();
+    await this.#configLoop?.catch(() => {});
+    o.pleg.stop();
+    await o.probeManager?.stop();
+    await o.volumeManager?.stop();
+    await o.statusManager.stop();
+  }
+
+  /** The desired pods with their current API status (for `/pods`). */
+  podsWithStatus(): Pod[] {
+    const { pods, mirrorPods } = this.#o.podManager.getPodsAndMirrorPods();
+    void mirrorPods;
+    return pods.map((pod) => {
+      const status = this.#o.statusManager.getPodStatus(pod.metadata?.uid ?? '') ?? pod.status ?? {};
+      return { apiVersion: 'v1', kind: 'Pod', ...pod, status };
+    });
+  }
+
+  async #runConfigLoop(): Promise<void> {
+    try {
+      for await (const update of this.#o.podConfig.updates(this.#abort.signal)) {
+        try {
+          this.#handleUpdate(update);
+        } catch (err) {
+          // One bad update never stops the loop.
+          this.#log.error(
+            { err: String(err), op: update.op, source: update.source },
+            'handling a pod update failed',
+          );
+        }
+      }
+    } catch (err) {
+      if (!this.#abort.signal.aborted) this.#log.error({ err: String(err) }, 'pod config stream ended');
+    }
+  }
+
+  #handleUpdate(update: PodUpdate): void {
+    switch (update.op) {
+      case 'ADD':
+        this.handlePodAdditions(update.pods);
+        break;
+      case 'UPDATE':
+      case 'DELETE':
+        this.handlePodUpdates(update.pods);
+        break;
+      case 'REMOVE':
+        this.handlePodRemoves(update.pods);
+        break;
+      case 'RECONCILE':
+        this.handlePodReconcile(update.pods);
+        break;
+      case 'SET':
+        this.#log.warn({ source: update.source }, 'SET updates are not supported by the sync loop');
+        break;
+    }
+  }
+
+  /** Upstream `HandlePodAdditions`: oldest first, admitted, then handed to a pod worker. */
+  handlePodAdditions(pods: readonly Pod[]): void {
+    const start = this.#clock.now();
+    const sorted = [...pods].sort((a, b) => creationTime(a) - creationTime(b));
+    const o = this.#o;
+    for (const pod of sorted) {
+      o.podManager.addPod(pod);
+      if (isMirrorPod(pod)) continue;
+      const uid = pod.metadata?.uid ?? '';
+      const { mirrorPod } = o.podManager.getPodAndMirrorPod(pod);
+      if (!this.podWorkers.isPodTerminationRequested(uid)) {
+        const activePods = this.#activePods().filter((p) => p.metadata?.uid !== uid);
+        const result = admitPod({
+          pod,
+          activePods,
+          allocatable: o.allocatable,
+          ...(o.allowHostNetwork !== undefined ? { allowHostNetwork: o.allowHostNetwork } : {}),
+          ...(o.allowPrivileged !== undefined ? { allowPrivileged: o.allowPrivileged } : {}),
+        });
+        if (!result.admit) {
+          this.#rejectPod(pod, result.reason ?? 'Rejected', result.message ?? '');
+          continue;
+        }
+      }
+      this.podWorkers.updatePod({
+        updateType: 'create',
+        pod,
+        ...(mirrorPod ? { mirrorPod } : {}),
+        startTime: start,
+      });
+    }
+  }
+
+  /** Upstream `HandlePodUpdates`. */
+  handlePodUpdates(pods: readonly Pod[]): void {
+    const start = this.#clock.now();
+    for (const pod of pods) {
+      this.#o.podManager.updatePod(pod);
+      const { pod: staticPod, mirrorPod } = this.#o.podManager.getPodAndMirrorPod(pod);
+      if (!staticPod) continue;
+      if (isMirrorPod(pod) && staticPod === pod) continue;
+      this.podWorkers.updatePod({
+        updateType: 'update',
+        pod: staticPod,
+        ...(mirrorPod ? { mirrorPod } : {}),
+        startTime: start,
+      });
+    }
+  }
+
+  /** Upstream `HandlePodRemoves`: the pod is gone from its source; terminate it. */
+  handlePodRemoves(pods: readonly Pod[]): void {
+    const start = this.#clock.now();
+    for (const pod of pods) {
+      this.#o.podManager.removePod(pod);
+      if (isMirrorPod(pod)) {
+        const { pod: staticPod, mirrorPod } = this.#o.podManager.getPodAndMirrorPod(pod);
+        if (staticPod) {
+          this.podWorkers.updatePod({
+            updateType: 'update',
+            pod: staticPod,
+            ...(mirrorPod ? { mirrorPod } : {}),
+            startTime: start,
+          });
+        }
+        continue;
+      }
+      if (!this.#o.podConfig.seenAllSources()) {
+        // As upstream: do not kill while some source has not told us what it wants.
+        this.#log.info({ pod: getPodFullName(pod) }, 'skipping delete because sources are not ready yet');
+        continue;
+      }
+      this.podWorkers.updatePod({ updateType: 'kill', pod, startTime: start });
+    }
+  }
+
+  /** Upstream `HandlePodReconcile`: status-only changes; resync when readiness may differ. */
+  handlePodReconcile(pods: readonly Pod[]): void {
+    const start = this.#clock.now();
+    for (const pod of pods) {
+      this.#o.podManager.updatePod(pod);
+      if (isMirrorPod(pod)) continue;
+      const { mirrorPod } = this.#o.podManager.getPodAndMirrorPod(pod);
+      this.podWorkers.updatePod({
+        updateType: 'sync',
+        pod,
+        ...(mirrorPod ? { mirrorPod } : {}),
+        startTime: start,
+      });
+    }
+  }
+
+  #syncByUid(uid: string): void {
+    const pod = this.#o.podManager.getPodByUID(uid);
+    if (!pod) return;
+    const { mirrorPod } = this.#o.podManager.getPodAndMirrorPod(pod);
+    this.podWorkers.updatePod({
+      updateType: 'sync',
+      pod,
+      ...(mirrorPod ? { mirrorPod } : {}),
+      startTime: this.#clock.now(),
+    });
+  }
+
+  #onPlegEvent(event: { readonly id: string; readonly type: string }): void {
+    if (event.type === 'ContainerRemoved') return;
+    this.#syncByUid(event.id);
+    if (event.type === 'ContainerDied') this.#gcRequested = true;
+  }
+
+  #onSyncTick(): void {
+    const due = this.#workQueue.getWork();
+    for (const uid of due) this.#syncByUid(uid);
+  }
+
+  #activePods(): Pod[] {
+    return this.#o.podManager
+      .getPods()
+      .filter((p) => !this.podWorkers.isPodKnownTerminated(p.metadata?.uid ?? ''))
+      .filter((p) => !isPodPhaseTerminal(this.#o.statusManager.getPodStatus(p.metadata?.uid ?? '')?.phase));
+  }
+
+  #rejectPod(pod: Pod, reason: string, message: string): void {
+    this.#recorder.event(
+      {
+        kind: 'Pod',
+        namespace: pod.metadata?.namespace ?? '',
+        name: pod.metadata?.name ?? '',
+        uid: pod.metadata?.uid ?? '',
+      },
+      'Warning',
+      reason,
+      message,
+    );
+    this.#log.warn({ pod: getPodFullName(pod), reason, message }, 'pod rejected');
+    this.#o.statusManager.setPodStatus(pod, {
+      ...(pod.status ?? {}),
+      phase: 'Failed',
+      reason,
+      message: `Pod was rejected: ${message}`,
+    });
+  }
+
+  /** Upstream `HandlePodCleanups`, run every 2 s once all sources are ready. */
+  async #housekeeping(): Promise<void> {
+    if (this.#housekeepingBusy || this.#abort.signal.aborted) return;
+    if (!this.#o.podConfig.seenAllSources()) return;
+    this.#housekeepingBusy = true;
+    try {
+      await this.handlePodCleanups();
+    } catch (err) {
+      this.#log.error({ err: String(err) }, 'housekeeping failed');
+    } finally {
+      this.#housekeepingBusy = false;
+    }
+  }
+
+  /** Kills what no source wants, forgets finished pods, restarts pods whose UID came back. */
+  async handlePodCleanups(): Promise<void> {
+    const o = this.#o;
+    const allPods = o.podManager.getPods();
+    const workingPods = this.podWorkers.syncKnownPods(allPods);
+    const desired = new Set(allPods.map((p) => p.metadata?.uid ?? ''));
+    const known = new Set<string>();
+    for (const [uid, sync] of workingPods) if (!sync.orphan || sync.state !== 'terminated') known.add(uid);
+    o.probeManager?.cleanupPods(desired);
+    const statusKeep = new Set<string>([...desired, ...workingPods.keys()]);
+    o.statusManager.removeOrphanedStatuses(statusKeep);
+
+    const runningPods = await o.runtime.getPods(false, this.#abort.signal);
+    let containers = 0;
+    for (const rp of runningPods) {
+      containers += rp.containers.length;
+      if (workingPods.has(rp.id)) continue;
+      // Only the runtime knows this pod: a leftover of a removed pod or of an earlier run.
+      this.#log.info(
+        { pod: `${rp.name}_${rp.namespace}`, uid: rp.id },
+        'cleaning up runtime pod that no source wants',
+      );
+      this.podWorkers.updatePod({ updateType: 'kill', runningPod: rp });
+    }
+    o.metrics?.runningPods.set(
+      runningPods.filter((p) => p.sandboxes.some((s) => s.state === 'running')).length,
+    );
+    o.metrics?.runningContainers.set({ container_state: 'running' }, containers);
+
+    await this.#cleanupOrphanedPodDirs(new Set([...desired, ...workingPods.keys()]));
+
+    // A UID whose worker was just purged (a create arrived while it was terminating) starts again.
+    for (const pod of allPods) {
+      const uid = pod.metadata?.uid ?? '';
+      if (workingPods.has(uid)) continue;
+      if (isPodPhaseTerminal(o.statusManager.getPodStatus(uid)?.phase)) continue;
+      const { mirrorPod } = o.podManager.getPodAndMirrorPod(pod);
+      this.podWorkers.updatePod({
+        updateType: 'create',
+        pod,
+        ...(mirrorPod ? { mirrorPod } : {}),
+        startTime: this.#clock.now(),
+      });
+    }
+
+    this.#crashLoopBackOff.gc();
+    const gcPeriod = o.containerGCPeriodMs ?? 60_000;
+    if (this.#gcRequested || this.#clock.since(this.#lastGC) >= gcPeriod) {
+      this.#gcRequested = false;
+      this.#lastGC = this.#clock.now();
+      await o.runtime
+        .garbageCollect({
+          policy: { minAgeMs: 0, maxPerPodContainer: 1, maxContainers: -1 },
+          allSourcesReady: true,
+          evictNonDeletedPods: false,
+          signal: this.#abort.signal,
+        })
+        .catch((err: unknown) => this.#log.warn({ err: String(err) }, 'container garbage collection failed'));
+    }
+  }
+
+  async #cleanupOrphanedPodDirs(keep: ReadonlySet<string>): Promise<void> {
+    const podsDir = path.join(this.#o.rootDirectory, 'pods');
+    let entries: string[];
+    try {
+      entries = await fs.readdir(podsDir);
+    } catch {
+      return;
+    }
+    for (const uid of entries) {
+      if (keep.has(uid)) continue;
+      if (this.podWorkers.couldHaveRunningContainers(uid)) continue;
+      const volumes = path.join(podsDir, uid, 'volumes');
+      // Never remove a directory that may still hold a mount: the volume manager unmounts first.
+      const hasVolumes = await fs
+        .readdir(volumes)
+        .then((v) => v.length > 0)
+        .catch(() => false);
+      if (hasVolumes) continue;
+      await fs.rm(path.join(podsDir, uid), { recursive: true, force: true }).catch(() => {});
+    }
+  }
+
+  #apiStatus(pod: Pod, podStatus: RuntimePodStatus, podIsTerminal: boolean): PodStatus {
+    const o = this.#o;
+    const uid = pod.metadata?.uid ?? '';
+    return generateAPIPodStatus({
+      pod,
+      podStatus,
+      podIsTerminal,
+      cachedStatus: o.statusManager.getPodStatus(uid),
+      reasonCache: this.reasonCache,
+      nodeIPs: o.nodeIPs,
+      ...(o.probeManager
+        ? { updateReadiness: (p: Pod, s: PodStatus) => o.probeManager!.updatePodStatus(p, s) }
+        : {}),
+    });
+  }
+
+  async #pullSecrets(pod: Pod, signal: AbortSignal): Promise<Secret[]> {
+    const getter = this.#o.objectGetter;
+    const refs = pod.spec?.imagePullSecrets ?? [];
+    if (!getter || refs.length === 0) return [];
+    const secrets: Secret[] = [];
+    for (const ref of refs) {
+      if (!ref.name) continue;
+      const s = await getter
+        .getSecret(pod.metadata?.namespace ?? 'default', ref.name, signal)
+        .catch(() => undefined);
+      if (s) secrets.push(s);
+      else this.#log.warn({ pod: getPodFullName(pod), secret: ref.name }, 'unable to retrieve pull secret');
+    }
+    return secrets;
+  }
+
+  /** Upstream `SyncPod`: status, data dirs, volumes, pull secrets, then the runtime. */
+  async syncPod(
+    ctx: PodSyncContext,
+    updateType: SyncPodType,
+    pod: Pod,
+    _mirrorPod: Pod | undefined,
+    podStatus: RuntimePodStatus,
+  ): Promise<SyncPodResult> {
+    const o = this.#o;
+    const uid = pod.metadata?.uid ?? '';
+    const started = this.#clock.now();
+    try {
+      const apiStatus = this.#apiStatus(pod, podStatus, false);
+      if (isPodPhaseTerminal(apiStatus.phase)) {
+        o.statusManager.setPodStatus(pod, apiStatus);
+        return { isTerminal: true };
+      }
+      o.statusManager.setPodStatus(pod, apiStatus);
+      if (!this.#startedPods.has(uid) && apiStatus.phase === 'Running') {
+        this.#startedPods.add(uid);
+        const firstSeen = creationTime(pod);
+        if (firstSeen > 0)
+          o.metrics?.podStartDuration.observe(Math.max(0, this.#clock.now() - firstSeen) / 1000);
+      }
+      if (!pod.spec?.hostNetwork && o.networkReady && !o.networkReady()) {
+        throw new Error('network is not ready: container runtime network not ready');
+      }
+      await fs.mkdir(path.join(o.rootDirectory, 'pods', uid, 'volumes'), { recursive: true });
+      await fs.mkdir(path.join(o.rootDirectory, 'pods', uid, 'plugins'), { recursive: true });
+      if (o.volumeManager) {
+        try {
+          await o.volumeManager.waitForAttachAndMount(pod, ctx.signal);
+        } catch (err) {
+          this.#recorder.event(
+            { kind: 'Pod', namespace: pod.metadata?.namespace ?? '', name: pod.metadata?.name ?? '', uid },
+            'Warning',
+            'FailedMount',
+            `Unable to attach or mount volumes: ${(err as Error).message}`,
+          );
+          throw err;
+        }
+      }
+      const pullSecrets = await this.#pullSecrets(pod, ctx.signal);
+      o.probeManager?.addPod(pod);
+      const result = await o.runtime.syncPod({
+        pod,
+        podStatus,
+        pullSecrets,
+        backOff: this.#crashLoopBackOff,
+        signal: ctx.signal,
+      });
+      this.reasonCache.update(uid, result);
+      const err = podSyncResultError(result);
+      // A backoff wait is not a failure: the pod resyncs at the normal interval.
+      if (err && !err.onlyBackoff) throw err;
+      return { isTerminal: false };
+    } finally {
+      o.metrics?.podWorkerDuration.observe(
+        { operation_type: updateType },
+        (this.#clock.now() - started) / 1000,
+      );
+    }
+  }
+
+  /** Upstream `SyncTerminatingPod`: stop probes, kill with grace, report the terminal status. */
+  async syncTerminatingPod(
+    ctx: PodSyncContext,
+    pod: Pod,
+    podStatus: RuntimePodStatus,
+    gracePeriod: number | undefined,
+    podStatusFn?: PodStatusFunc,
+  ): Promise<void> {
+    const o = this.#o;
+    const apiStatus = this.#apiStatus(pod, podStatus, false);
+    podStatusFn?.(apiStatus);
+    o.statusManager.setPodStatus(pod, apiStatus);
+    o.probeManager?.stopLivenessAndStartup(pod);
+    const runningPod = convertPodStatusToRunningPod(o.runtime.type(), podStatus);
+    const result = await o.runtime.killPod({
+      pod,
+      runningPod,
+      ...(gracePeriod !== undefined ? { gracePeriodOverride: gracePeriod } : {}),
+      signal: ctx.signal,
+    });
+    const err = podSyncResultError(result);
+    if (err) throw err;
+    o.probeManager?.removePod(pod);
+    const stopped = await o.runtime.getPodStatus({
+      uid: pod.metadata?.uid ?? '',
+      name: pod.metadata?.name ?? '',
+      namespace: pod.metadata?.namespace ?? '',
+      signal: ctx.signal,
+    });
+    const stillRunning = stopped.containerStatuses.filter((c) => c.state === 'running');
+    if (stillRunning.length > 0) {
+      throw new Error(
+        `detected running containers after a successful KillPod, CRI violation: ${stillRunning.map((c) => c.name).join(', ')}`,
+      );
+    }
+    o.statusManager.setPodStatus(pod, this.#apiStatus(pod, stopped, true));
+  }
+
+  /** Upstream `SyncTerminatingRuntimePod`: a pod only the runtime knows, killed with grace 1. */
+  async syncTerminatingRuntimePod(ctx: PodSyncContext, runningPod: RuntimePod): Promise<void> {
+    const result = await this.#o.runtime.killPod({ runningPod, gracePeriodOverride: 1, signal: ctx.signal });
+    const err = podSyncResultError(result);
+    if (err) throw err;
+    this.#gcRequested = true;
+  }
+
+  /** Upstream `SyncTerminatedPod`: final status, volumes unmounted, the status manager told. */
+  async syncTerminatedPod(ctx: PodSyncContext, pod: Pod, podStatus: RuntimePodStatus): Promise<void> {
+    const o = this.#o;
+    o.statusManager.setPodStatus(pod, this.#apiStatus(pod, podStatus, true));
+    await o.volumeManager?.waitForUnmount(pod, ctx.signal);
+    o.statusManager.terminatePod(pod);
+    this.reasonCache.removePod(pod.metadata?.uid ?? '');
+    this.#startedPods.delete(pod.metadata?.uid ?? '');
+    this.#gcRequested = true;
+  }
+}
