@@ -4,5 +4,22 @@
  * @packageDocumentation
  */
 
-/** Package version. @public */
-export const VERSION = '0.1.0';
+export { PodStatusCache } from './cache.js';
+export { EventChannel } from './event-channel.js';
+export {
+  DefaultPLEGChannelCapacity,
+  DefaultRelistPeriodMs,
+  DefaultRelistThresholdMs,
+  GenericPLEG,
+  type GenericPLEGOptions,
+  type PLEGStats,
+  type RelistResult,
+} from './generic.js';
+export {
+  type PLEGHealth,
+  PLEGNotHealthyError,
+  type PodLifecycleEvent,
+  type PodLifecycleEventGenerator,
+  type PodLifecycleEventListener,
+  type PodLifecycleEventType,
+} from './pleg.js';

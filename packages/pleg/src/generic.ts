@@ -1,0 +1,444 @@
+import {
+  type Clock,
+  type Logger,
+  noopLogger,
+  RealClock,
+  type Runtime,
+  type RuntimeContainer,
+  type RuntimeContainerState,
+  type RuntimePod,
+  type RuntimePodStatus,
+  type Timer,
+} from '@kubelet-kit/core';
+import { PodStatusCache } from './cache.js';
+import { EventChannel } from './event-channel.js';
+import {
+  type PLEGHealth,
+  PLEGNotHealthyError,
+  type PodLifecycleEvent,
+  type PodLifecycleEventGenerator,
+  type PodLifecycleEventListener,
+} from './pleg.js';
+
+/** The generic PLEG's relist period, ms (upstream `genericPlegRelistPeriod`). */
+export const DefaultRelistPeriodMs = 1_000;
+/** No successful relist for this long makes the PLEG unhealthy, ms (upstream `genericPlegRelistThreshold`). */
+export const DefaultRelistThresholdMs = 3 * 60_000;
+/** Events the channel holds before new ones are dropped (upstream `plegChannelCapacity`). */
+export const DefaultPLEGChannelCapacity = 1_000;
+
+/** What one relist did, for metrics (upstream's kubelet_pleg_* and kubelet_running_* series). */
+export interface RelistResult {
+  /** When the relist started (epoch ms); also its cache timestamp. */
+  readonly timestamp: number;
+  /** How long it took, ms (kubelet_pleg_relist_duration_seconds). */
+  readonly durationMs: number;
+  /** Time since the previous successful relist started, ms; undefined for the first (kubelet_pleg_relist_interval_seconds). */
+  readonly intervalMs: number | undefined;
+  /** The runtime's error when listing pods failed; the other counts are then zero. */
+  readonly error?: Error;
+  /** Pods with a running sandbox (kubelet_running_pods). */
+  readonly runningPods: number;
+  /** Containers by state (kubelet_running_containers{container_state}). */
+  readonly containersByState: Readonly<Partial<Record<RuntimeContainerState, number>>>;
+  /** Events sent into the channel, and dropped because it was full, during this relist. */
+  readonly eventsSent: number;
+  readonly eventsDiscarded: number;
+}
+
+/** Running totals of a {@link GenericPLEG}. */
+export interface PLEGStats {
+  readonly relists: number;
+  readonly relistErrors: number;
+  /** Events dropped because the channel was full (kubelet_pleg_discard_events). */
+  readonly discardedEvents: number;
+  /** Start of the last successful relist (epoch ms), undefined before the first. */
+  readonly lastRelistTime: number | undefined;
+  readonly lastRelistDurationMs: number | undefined;
+  readonly runningPods: number;
+  readonly containersByState: Readonly<Partial<Record<RuntimeContainerState, number>>>;
+}
+
+/** Options of {@link GenericPLEG}. */
+export interface GenericPLEGOptions {
+  /** Only `getPods(true)` and `getPodStatus` are used. */
+  readonly runtime: Pick<Runtime, 'getPods' | 'getPodStatus'>;
+  /** Defaults to a new {@link PodStatusCache}. */
+  readonly cache?: PodStatusCache;
+  /** Defaults to the wall clock. */
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+  /** Default {@link DefaultRelistPeriodMs}. */
+  readonly relistPeriodMs?: number;
+  /** Default {@link DefaultRelistThresholdMs}. */
+  readonly relistThresholdMs?: number;
+  /** Capacity of {@link GenericPLEG.events}; default {@link DefaultPLEGChannelCapacity}. Ignored when `eventChannel` is given. */
+  readonly channelCapacity?: number;
+  /** A channel of the caller's (upstream passes the channel in). */
+  readonly eventChannel?: EventChannel<PodLifecycleEvent>;
+  /** Called after every relist, successful or not, for metrics. */
+  readonly onRelist?: (result: RelistResult) => void;
+}
+
+/** A container's state as the PLEG compares it: `created` folds into `unknown`, plus "gone". */
+type PlegContainerState = 'running' | 'exited' | 'unknown' | 'non-existent';
+
+function convertState(state: RuntimeContainerState): PlegContainerState {
+  // The kubelet does not act on "created" yet, so it reads as unknown.
+  return state === 'created' ? 'unknown' : state;
+}
+
+interface PodRecord {
+  old: RuntimePod | undefined;
+  current: RuntimePod | undefined;
+}
+
+function findState(pod: RuntimePod | undefined, id: string): PlegContainerState {
+  if (!pod) return 'non-existent';
+  const c = pod.containers.find((x) => x.id.id === id) ?? pod.sandboxes.find((x) => x.id.id === id);
+  return c ? convertState(c.state) : 'non-existent';
+}
+
+/** Container and sandbox IDs of both pods, each once, in first-seen order. */
+function containerIds(...pods: Array<RuntimePod | undefined>): string[] {
+  const ids = new Set<string>();
+  const add = (cs: readonly RuntimeContainer[]) => {
+    for (const c of cs) ids.add(c.id.id);
+  };
+  for (const pod of pods) {
+    if (!pod) continue;
+    add(pod.containers);
+    // Sandboxes are tracked like containers, as upstream does.
+    add(pod.sandboxes);
+  }
+  return [...ids];
+}
+
+/** The events of one container's transition (upstream `generateEvents`). */
+function generateEvents(
+  podId: string,
+  containerId: string,
+  oldState: PlegContainerState,
+  newState: PlegContainerState,
+): PodLifecycleEvent[] {
+  if (oldState === newState) return [];
+  switch (newState) {
+    case 'running':
+      return [{ id: podId, type: 'ContainerStarted', data: containerId }];
+    case 'exited':
+      return [{ id: podId, type: 'ContainerDied', data: containerId }];
+    case 'unknown':
+      return [{ id: podId, type: 'ContainerChanged', data: containerId }];
+    case 'non-existent':
+      // A container that vanished without being seen exited also died.
+      if (oldState === 'exited') return [{ id: podId, type: 'ContainerRemoved', data: containerId }];
+      return [
+        { id: podId, type: 'ContainerDied', data: containerId },
+        { id: podId, type: 'ContainerRemoved', data: containerId },
+      ];
+  }
+}
+
+function countRunning(pods: readonly RuntimePod[]): Pick<RelistResult, 'runningPods' | 'containersByState'> {
+  let runningPods = 0;
+  const containersByState: Partial<Record<RuntimeContainerState, number>> = {};
+  for (const pod of pods) {
+    for (const c of pod.containers) containersByState[c.state] = (containersByState[c.state] ?? 0) + 1;
+    if (pod.sandboxes.some((s) => s.state === 'running')) runningPods++;
+  }
+  return { runningPods, containersByState };
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+/**
+ * The generic relisting PLEG (upstream `GenericPLEG`): every period it lists the runtime's pods,
+ * compares each container's state with the previous list, reads the status of every pod that
+ * changed into the {@link PodStatusCache}, and sends ContainerStarted / ContainerDied /
+ * ContainerRemoved events into a bounded channel.
+ *
+ * Like upstream it assumes a container is not created, exited and removed within one period
+ * (its events would be missed); the kubelet's periodic sync is the safety net.
+ */
+export class GenericPLEG implements PodLifecycleEventGenerator {
+  /** The event channel: one consumer receives each event; full means dropped and counted. */
+  readonly events: EventChannel<PodLifecycleEvent>;
+  readonly cache: PodStatusCache;
+  readonly #runtime: Pick<Runtime, 'getPods' | 'getPodStatus'>;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #periodMs: number;
+  readonly #thresholdMs: number;
+  readonly #onRelist: ((result: RelistResult) => void) | undefined;
+  readonly #records = new Map<string, PodRecord>();
+  readonly #listeners = new Set<PodLifecycleEventListener>();
+  #podsToReinspect = new Map<string, RuntimePod | undefined>();
+  #relistTime: number | undefined;
+  /** Serializes relists, as upstream's relistLock. */
+  #relistChain: Promise<void> = Promise.resolve();
+  #running: { readonly abort: AbortController; timer: Timer | undefined } | undefined;
+  #stats = {
+    relists: 0,
+    relistErrors: 0,
+    discardedEvents: 0,
+    lastRelistDurationMs: undefined as number | undefined,
+    runningPods: 0,
+    containersByState: {} as Readonly<Partial<Record<RuntimeContainerState, number>>>,
+  };
+
+  constructor(options: GenericPLEGOptions) {
+    this.#runtime = options.runtime;
+    this.cache = options.cache ?? new PodStatusCache();
+    this.#clock = options.clock ?? new RealClock();
+    this.#logger = (options.logger ?? noopLogger).child({ component: 'pleg' });
+    this.#periodMs = options.relistPeriodMs ?? DefaultRelistPeriodMs;
+    this.#thresholdMs = options.relistThresholdMs ?? DefaultRelistThresholdMs;
+    this.events =
+      options.eventChannel ?? new EventChannel(options.channelCapacity ?? DefaultPLEGChannelCapacity);
+    this.#onRelist = options.onRelist;
+  }
+
+  start(): void {
+    if (this.#running) return;
+    const running = { abort: new AbortController(), timer: undefined as Timer | undefined };
+    this.#running = running;
+    // As wait.Until: relist, then wait a full period after it finished.
+    const loop = () => {
+      if (this.#running !== running) return;
+      this.#relistSerialized(running.abort.signal)
+        .catch((err: unknown) => this.#logger.error({ err: asError(err) }, 'GenericPLEG: relist failed'))
+        .then(() => {
+          if (this.#running === running) running.timer = this.#clock.setTimeout(loop, this.#periodMs);
+        });
+    };
+    loop();
+  }
+
+  stop(): void {
+    const running = this.#running;
+    if (!running) return;
+    this.#running = undefined;
+    running.timer?.cancel();
+    running.abort.abort(new Error('pleg stopped'));
+  }
+
+  /** True between `start()` and `stop()`. */
+  get running(): boolean {
+    return this.#running !== undefined;
+  }
+
+  watch(listener: PodLifecycleEventListener): () => void {
+    this.#listeners.add(listener);
+    return () => {
+      this.#listeners.delete(listener);
+    };
+  }
+
+  healthy(): PLEGHealth {
+    if (this.#relistTime === undefined) {
+      return { healthy: false, error: new PLEGNotHealthyError('pleg has yet to be successful') };
+    }
+    const elapsed = this.#clock.since(this.#relistTime);
+    if (elapsed > this.#thresholdMs) {
+      return {
+        healthy: false,
+        error: new PLEGNotHealthyError(
+          `pleg was last seen active ${elapsed}ms ago; threshold is ${this.#thresholdMs}ms`,
+        ),
+      };
+    }
+    return { healthy: true };
+  }
+
+  relist(): Promise<void> {
+    return this.#relistSerialized(this.#running?.abort.signal);
+  }
+
+  /** Running totals, for metrics. */
+  stats(): PLEGStats {
+    return { ...this.#stats, lastRelistTime: this.#relistTime };
+  }
+
+  #relistSerialized(signal: AbortSignal | undefined): Promise<void> {
+    const next = this.#relistChain.then(() => this.#relist(signal));
+    // A failed relist must not wedge the ones queued behind it.
+    this.#relistChain = next.catch(() => {});
+    return next;
+  }
+
+  async #relist(signal: AbortSignal | undefined): Promise<void> {
+    const timestamp = this.#clock.now();
+    const intervalMs = this.#relistTime === undefined ? undefined : timestamp - this.#relistTime;
+    this.#stats.relists++;
+
+    let pods: RuntimePod[];
+    try {
+      pods = await this.#runtime.getPods(true, signal);
+    } catch (err) {
+      if (signal?.aborted) return;
+      // The relist time does not advance, so health degrades until listing works again.
+      const error = asError(err);
+      this.#stats.relistErrors++;
+      this.#logger.error({ err: error }, 'GenericPLEG: Unable to retrieve pods');
+      this.#report({
+        timestamp,
+        durationMs: this.#clock.since(timestamp),
+        intervalMs,
+        error,
+        runningPods: 0,
+        containersByState: {},
+        eventsSent: 0,
+        eventsDiscarded: 0,
+      });
+      return;
+    }
+    this.#relistTime = timestamp;
+    const counts = countRunning(pods);
+    this.#stats.runningPods = counts.runningPods;
+    this.#stats.containersByState = counts.containersByState;
+    this.#setCurrent(pods);
+
+    let eventsSent = 0;
+    let eventsDiscarded = 0;
+    const needsReinspection = new Map<string, RuntimePod | undefined>();
+    for (const [pid, record] of [...this.#records]) {
+      const oldPod = record.old;
+      const pod = record.current;
+      const events: PodLifecycleEvent[] = [];
+      for (const cid of containerIds(oldPod, pod)) {
+        events.push(...generateEvents(pid, cid, findState(oldPod, cid), findState(pod, cid)));
+      }
+      if (events.length === 0 && !this.#podsToReinspect.has(pid)) continue;
+
+      // On an inspection error the record is left as it was, so the same change is seen (and
+      // the pod inspected) again on the next relist.
+      const result = await this.#updateCache(pod, pid, signal);
+      // Stopped mid-relist: leave records and the cache's timestamp as they were.
+      if (signal?.aborted) return;
+      if (result.error) {
+        this.#logger.debug(
+          { podUID: pid, pod: pod ? `${pod.namespace}/${pod.name}` : undefined, err: result.error },
+          'PLEG: Ignoring events for pod',
+        );
+        needsReinspection.set(pid, pod);
+        continue;
+      }
+      this.#updateRecord(pid);
+
+      for (const event of events) {
+        // Upstream filters ContainerChanged: it is unreliable and nothing uses it.
+        if (event.type === 'ContainerChanged') continue;
+        if (this.#emit(event)) eventsSent++;
+        else eventsDiscarded++;
+        if (event.type === 'ContainerDied' && result.status) {
+          const died = result.status.containerStatuses.find((c) => c.id.id === event.data);
+          if (died) {
+            this.#logger.info(
+              { podUID: pid, containerID: event.data, exitCode: died.exitCode },
+              'Generic (PLEG): container finished',
+            );
+          }
+        }
+      }
+    }
+
+    // Only now is every changed pod's entry fresh, so waiters on getNewerThan may proceed.
+    this.cache.updateTime(timestamp);
+    this.#podsToReinspect = needsReinspection;
+    const durationMs = this.#clock.since(timestamp);
+    this.#stats.lastRelistDurationMs = durationMs;
+    this.#report({ timestamp, durationMs, intervalMs, ...counts, eventsSent, eventsDiscarded });
+  }
+
+  #emit(event: PodLifecycleEvent): boolean {
+    for (const listener of this.#listeners) {
+      try {
+        listener(event);
+      } catch (err) {
+        this.#logger.error({ err: asError(err) }, 'PLEG: event listener failed');
+      }
+    }
+    if (this.events.trySend(event)) return true;
+    this.#stats.discardedEvents++;
+    this.#logger.error(
+      { podUID: event.id, type: event.type },
+      'Event channel is full, discard this relist() cycle event',
+    );
+    return false;
+  }
+
+  #report(result: RelistResult): void {
+    if (!this.#onRelist) return;
+    try {
+      this.#onRelist(result);
+    } catch (err) {
+      this.#logger.error({ err: asError(err) }, 'PLEG: onRelist callback failed');
+    }
+  }
+
+  async #updateCache(
+    pod: RuntimePod | undefined,
+    pid: string,
+    signal: AbortSignal | undefined,
+  ): Promise<{ status?: RuntimePodStatus; error?: Error }> {
+    if (!pod) {
+      // The pod has no containers or sandboxes left at all.
+      this.#logger.debug({ podUID: pid }, 'PLEG: Delete status for pod');
+      this.cache.delete(pid);
+      return {};
+    }
+    const timestamp = this.#clock.now();
+    try {
+      let status = await this.#runtime.getPodStatus({
+        uid: pod.id,
+        name: pod.name,
+        namespace: pod.namespace,
+        ...(signal ? { signal } : {}),
+      });
+      const ips = this.#getPodIPs(pid, status);
+      if (ips !== status.ips) status = { ...status, ips };
+      this.cache.set(pod.id, status, undefined, timestamp);
+      return { status };
+    } catch (err) {
+      const error = asError(err);
+      if (signal?.aborted) return { error };
+      this.#logger.error({ err: error, pod: `${pod.namespace}/${pod.name}` }, 'PLEG: Write status');
+      this.cache.set(pod.id, undefined, error, timestamp);
+      return { error };
+    }
+  }
+
+  /**
+   * A torn-down pod's status has no IPs (the network is gone), but the API expects a finished
+   * pod to keep its IP: keep the cached IPs while no sandbox of the new status is ready.
+   */
+  #getPodIPs(pid: string, status: RuntimePodStatus): readonly string[] {
+    if (status.ips.length > 0) return status.ips;
+    const old = this.cache.get(pid);
+    if (old.error || !old.status || old.status.ips.length === 0) return status.ips;
+    if (status.sandboxStatuses.some((s) => s.state === 'ready')) return status.ips;
+    return old.status.ips;
+  }
+
+  #setCurrent(pods: readonly RuntimePod[]): void {
+    for (const record of this.#records.values()) record.current = undefined;
+    for (const pod of pods) {
+      const record = this.#records.get(pod.id);
+      if (record) record.current = pod;
+      else this.#records.set(pod.id, { old: undefined, current: pod });
+    }
+  }
+
+  #updateRecord(pid: string): void {
+    const record = this.#records.get(pid);
+    if (!record) return;
+    if (!record.current) {
+      this.#records.delete(pid);
+      return;
+    }
+    record.old = record.current;
+    record.current = undefined;
+  }
+}
