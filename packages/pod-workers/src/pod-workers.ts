@@ -143,8 +143,9 @@ class PodSyncStatus {
    * options keep only what later syncs need.
    */
   mergeLastUpdate(other: Update): void {
+    // Like upstream, the update type is not merged: a replayed update is a plain sync.
     const opts: Update = this.activeUpdate ?? {
-      updateType: other.updateType,
+      updateType: 'sync',
       startTime: undefined,
       pod: undefined,
       mirrorPod: undefined,
@@ -152,7 +153,6 @@ class PodSyncStatus {
       killPodOptions: undefined,
     };
     this.activeUpdate = opts;
-    opts.updateType = other.updateType;
     if (opts.pod === undefined || other.runningPod === undefined) opts.pod = other.pod;
     opts.runningPod = other.runningPod;
     if (other.mirrorPod !== undefined) opts.mirrorPod = other.mirrorPod;
@@ -358,6 +358,14 @@ export class BasicPodWorkers implements PodWorkers {
       finished: s.finished,
       restartRequested: s.restartRequested,
       observedRuntime: s.observedRuntime,
+    };
+  }
+
+  /** Which static pod has started per full name, and which wait to, in order (for tests and debugging). */
+  staticPodStartState(): { started: Record<string, string>; waiting: Record<string, string[]> } {
+    return {
+      started: Object.fromEntries(this.#startedStaticPodsByFullname),
+      waiting: Object.fromEntries([...this.#waitingToStartStaticPodsByFullname].map(([k, v]) => [k, [...v]])),
     };
   }
 
