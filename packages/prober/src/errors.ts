@@ -1,0 +1,16 @@
+/** Codes of {@link ProbeError}. */
+export type ProbeErrorCode = 'InvalidPort' | 'MissingProbeHandler' | 'ProbeError';
+
+/**
+ * A probe could not be run at all (upstream returns these as `err`, not as a failure): the
+ * result is thrown away, the action retried up to three times, and an `Unhealthy` event says
+ * the probe errored.
+ */
+export class ProbeError extends Error {
+  readonly code: ProbeErrorCode;
+  constructor(code: ProbeErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ProbeError';
+    this.code = code;
+  }
+}

@@ -1,0 +1,33 @@
+import type { ProbeResult } from '@kubelet-kit/core';
+
+/** Which of a container's probes a worker runs (upstream `probeType`; these are its String() forms). */
+export type ProbeType = 'Liveness' | 'Readiness' | 'Startup';
+
+/**
+ * What one probe action reported (upstream `pkg/probe.Result`). `Warning` counts as a success
+ * for the container; `Unknown` counts as a failure.
+ */
+export type ProbeOutcome = 'Success' | 'Warning' | 'Failure' | 'Unknown';
+
+/** The outcome of one probe action and its output (body, command output or failure message). */
+export interface ProbeActionResult {
+  readonly result: ProbeOutcome;
+  readonly output: string;
+}
+
+/** One change of a stored probe result (upstream `results.Update`). */
+export interface ProbeResultUpdate {
+  /** The container ID as `type://id`. */
+  readonly containerId: string;
+  readonly result: ProbeResult;
+  readonly podUid: string;
+}
+
+/** The API defaults of a probe's numbers (upstream `SetDefaults_Probe`). */
+export const probeDefaults = {
+  initialDelaySeconds: 0,
+  periodSeconds: 10,
+  timeoutSeconds: 1,
+  successThreshold: 1,
+  failureThreshold: 3,
+} as const;
