@@ -38,29 +38,32 @@ export function hasAnyRegularContainerStarted(
  * The phase of a pod from the statuses of all its containers, init containers included
  * (upstream `getPhase`). `podIsTerminal` says the pod worker is done with the pod: "all
  * containers stopped" then means Succeeded or Failed whatever the restart policy (static pods
- * excepted, as upstream).
+ * excepted, as upstream). `podHasInitialized` (newer upstream passes it from the runtime's
+ * active containers) defaults to "some regular container in `containerStatuses` started".
  */
 export function getPhase(
   pod: Pod,
   containerStatuses: readonly ContainerStatus[],
   podIsTerminal: boolean,
+  podHasInitialized?: boolean,
 ): PodPhase {
   const spec = pod.spec;
   const initContainers = spec?.initContainers ?? [];
   const restartPolicy = spec?.restartPolicy ?? 'Always';
-  let pendingInitialization = 0;
+  let pendingRegularInitContainers = 0;
+  let pendingRestartableInitContainers = 0;
   let failedInitialization = 0;
 
   for (const container of initContainers) {
     if (isRestartableInitContainer(container)) continue;
     const status = getContainerStatus(containerStatuses, container.name);
     if (!status) {
-      pendingInitialization++;
+      pendingRegularInitContainers++;
       continue;
     }
     const state = status.state;
     if (state?.running) {
-      pendingInitialization++;
+      pendingRegularInitContainers++;
     } else if (state?.terminated) {
       if (state.terminated.exitCode !== 0) failedInitialization++;
     } else if (state?.waiting) {
@@ -68,10 +71,10 @@ export function getPhase(
       if (last) {
         if (last.exitCode !== 0) failedInitialization++;
       } else {
-        pendingInitialization++;
+        pendingRegularInitContainers++;
       }
     } else {
-      pendingInitialization++;
+      pendingRegularInitContainers++;
     }
   }
 
@@ -90,17 +93,17 @@ export function getPhase(
     }
     const state = status.state;
     if (state?.running) {
-      if (status.started !== true) pendingInitialization++;
+      if (status.started !== true) pendingRestartableInitContainers++;
       running++;
     } else if (state?.terminated) {
       // A stopped sidecar does not count towards the phase.
     } else if (state?.waiting) {
       if (!status.lastState?.terminated) {
-        pendingInitialization++;
+        pendingRestartableInitContainers++;
         waiting++;
       }
     } else {
-      pendingInitialization++;
+      pendingRestartableInitContainers++;
       unknown++;
     }
   }
@@ -127,8 +130,11 @@ export function getPhase(
 
   if (failedInitialization > 0 && restartPolicy === 'Never') return 'Failed';
 
+  // A restarting sidecar does not send an initialized pod back to Pending.
+  const initialized = podHasInitialized ?? hasAnyRegularContainerStarted(spec, containerStatuses);
   if (
-    (pendingInitialization > 0 && !hasAnyRegularContainerStarted(spec, containerStatuses)) ||
+    pendingRegularInitContainers > 0 ||
+    (pendingRestartableInitContainers > 0 && !initialized) ||
     waiting > 0
   ) {
     return 'Pending';
