@@ -6,6 +6,7 @@
 
 export * from './api-references.js';
 export * from './common.js';
+export * from './config.js';
 export * from './defaults.js';
 export * from './errors.js';
 export * from './hash.js';
