@@ -514,6 +514,8 @@ export class BasicPodWorkers implements PodWorkers {
     }
 
     if (status.finished) {
+      // Unlike upstream (which leaves CompletedCh open here), a kill of a finished pod completes.
+      this.#notify(options.killPodOptions?.onCompleted, log);
       log.debug({ updateType: options.updateType }, 'Pod is finished processing, no further updates');
       return;
     }

@@ -1,0 +1,236 @@
+import { ContainerReasons, FakeClock, PodSyncError } from '@kubelet-kit/core';
+import { BasicWorkQueue } from '@kubelet-kit/pod-workers';
+import { newNamedPod } from '@kubelet-kit/pod-workers/testing';
+import { describe, expect, test } from 'vitest';
+import { at, deferred, harness, T0 } from './helpers.js';
+
+test('BasicWorkQueue: items come out once due, and a later enqueue replaces the due time', () => {
+  const clock = new FakeClock(T0);
+  const q = new BasicWorkQueue({ clock });
+  q.enqueue('a', 1000);
+  q.enqueue('b', 5000);
+  q.enqueue('a', 3000);
+  clock.advance(1000);
+  expect(q.getWork()).toEqual([]);
+  clock.advance(2000);
+  expect(q.getWork()).toEqual(['a']);
+  expect(q.getWork()).toEqual([]);
+  clock.advance(2000);
+  expect(q.getWork()).toEqual(['b']);
+  expect(q.size).toBe(0);
+});
+
+describe('completeWork requeue delays', () => {
+  const cases: { desc: string; error?: unknown; random: number; delay: number }[] = [
+    { desc: 'success: the resync interval', random: 0, delay: 60_000 },
+    {
+      desc: 'success: the resync interval with the most jitter',
+      random: 0.999,
+      delay: 60_000 + 0.999 * 0.5 * 60_000,
+    },
+    { desc: 'error: the backoff period', error: new Error('boom'), random: 0, delay: 10_000 },
+    { desc: 'error: the backoff period, jittered', error: new Error('boom'), random: 0.5, delay: 12_500 },
+    {
+      desc: 'network not ready: the 1 s transient backoff',
+      error: new Error('network is not ready: cni config uninitialized'),
+      random: 0,
+      delay: 1000,
+    },
+    {
+      desc: 'a CrashLoopBackOff result is not an error: the resync interval',
+      error: new PodSyncError([
+        {
+          action: 'StartContainer',
+          target: 'c',
+          error: ContainerReasons.CrashLoopBackOff,
+          message: 'back-off',
+        },
+      ]),
+      random: 0,
+      delay: 60_000,
+    },
+    {
+      desc: 'an image pull failure is an error: the backoff period',
+      error: new PodSyncError([
+        { action: 'StartContainer', target: 'c', error: ContainerReasons.ErrImagePull, message: 'x' },
+      ]),
+      random: 0,
+      delay: 10_000,
+    },
+  ];
+  for (const tc of cases) {
+    test(tc.desc, async () => {
+      const h = harness({
+        random: () => tc.random,
+        hook: () => {
+          if (tc.error !== undefined) throw tc.error;
+          return undefined;
+        },
+      });
+      h.workers.updatePod({ updateType: 'create', pod: newNamedPod('1', 'ns', 'p') });
+      await h.drain();
+      expect(h.queue.dueTime('1')).toBe(T0 + tc.delay);
+      expect(h.workers.getPodSyncStatus('1')?.working).toBe(false);
+    });
+  }
+
+  test('phase transitions requeue at once', async () => {
+    const h = harness({ hook: () => ({ isTerminal: true }) });
+    h.workers.updatePod({ updateType: 'create', pod: newNamedPod('1', 'ns', 'p') });
+    await h.drain();
+    expect(h.queue.dueTime('1')).toBe(T0);
+    expect(h.syncer.historyOf('1')).toEqual(['syncPod:create', 'syncTerminatingPod', 'syncTerminatedPod']);
+  });
+});
+
+test('workers never resync themselves: the due pod waits for the caller', async () => {
+  const h = harness();
+  const pod = newNamedPod('1', 'ns', 'p');
+  h.workers.updatePod({ updateType: 'create', pod });
+  await h.drain();
+  await h.clock.tick(120_000);
+  expect(h.syncer.calls).toHaveLength(1);
+  expect(h.queue.getWork()).toEqual(['1']);
+  h.workers.updatePod({ updateType: 'sync', pod });
+  await h.drain();
+  expect(h.syncer.historyOf('1')).toEqual(['syncPod:create', 'syncPod:sync']);
+});
+
+test('each sync waits for a runtime status newer than the end of the previous sync', async () => {
+  const h = harness({
+    autoRefresh: false,
+    // every sync takes a second of fake time
+    hook: async (c) => {
+      await h.clock.sleep(1000, c.signal);
+      return undefined;
+    },
+  });
+  const pod = newNamedPod('1', 'ns', 'p');
+  h.workers.updatePod({ updateType: 'create', pod });
+  await h.clock.tick(0);
+  // no relist yet: the worker waits
+  expect(h.syncer.calls).toHaveLength(0);
+  expect(h.cache.waiting).toBe(1);
+  h.cache.updateTime();
+  await h.clock.tick(0);
+  expect(h.syncer.calls).toHaveLength(1);
+  await h.clock.tick(1000);
+  await h.drain();
+  expect(h.cache.requests[0]).toEqual({ uid: '1', minTime: 0 });
+
+  h.workers.updatePod({ updateType: 'sync', pod });
+  await h.clock.tick(0);
+  // the cache was refreshed at T0, the sync ended at T0+1: that status is too old
+  expect(h.cache.requests[1]).toEqual({ uid: '1', minTime: at(1) });
+  expect(h.cache.waiting).toBe(1);
+  expect(h.syncer.calls).toHaveLength(1);
+  const status = {
+    id: '1',
+    name: 'p',
+    namespace: 'ns',
+    ips: ['10.0.0.1'],
+    containerStatuses: [],
+    sandboxStatuses: [],
+    timestamp: at(1),
+  };
+  h.cache.set('1', status);
+  await h.clock.tick(0);
+  expect(h.syncer.calls).toHaveLength(2);
+  expect(h.syncer.calls[1]?.podStatus).toBe(status);
+  await h.clock.tick(1000);
+  await h.drain();
+  expect(h.queue.dueTime('1')).toBe(at(2) + 60_000);
+});
+
+test('a kill while waiting for the status cache cancels the wait', async () => {
+  const h = harness({ autoRefresh: false });
+  const pod = newNamedPod('1', 'ns', 'p');
+  h.workers.updatePod({ updateType: 'create', pod });
+  await h.clock.tick(0);
+  h.workers.updatePod({ updateType: 'kill', pod });
+  await h.clock.tick(0);
+  expect(h.syncer.calls).toHaveLength(0);
+  h.cache.updateTime();
+  await h.drain();
+  expect(h.syncer.historyOf('1')).toEqual(['syncTerminatingPod', 'syncTerminatedPod']);
+});
+
+test('a status cache error emits FailedSync and backs off without calling the syncer', async () => {
+  const h = harness();
+  h.cache.set('1', undefined, new Error('rpc error: deadline exceeded'));
+  h.workers.updatePod({ updateType: 'create', pod: newNamedPod('1', 'ns', 'p') });
+  await h.drain();
+  expect(h.syncer.calls).toHaveLength(0);
+  expect(h.recorder.events).toMatchObject([
+    {
+      object: { kind: 'Pod', name: 'p', namespace: 'ns', uid: '1' },
+      type: 'Warning',
+      reason: 'FailedSync',
+      message: 'error determining status: rpc error: deadline exceeded',
+    },
+  ]);
+  expect(h.queue.dueTime('1')).toBe(T0 + 10_000);
+});
+
+test('different pods sync concurrently, at most maxConcurrentSyncs at once', async () => {
+  let running = 0;
+  let peak = 0;
+  const gates = new Map<string, ReturnType<typeof deferred>>();
+  const h = harness({
+    maxConcurrentSyncs: 2,
+    hook: async (c) => {
+      running++;
+      peak = Math.max(peak, running);
+      const gate = deferred();
+      gates.set(c.uid, gate);
+      await gate.promise;
+      running--;
+      return undefined;
+    },
+  });
+  for (let i = 0; i < 5; i++)
+    h.workers.updatePod({ updateType: 'create', pod: newNamedPod(String(i), 'ns', `p${i}`) });
+  await h.clock.tick(0);
+  expect(h.syncer.calls.map((c) => c.uid)).toEqual(['0', '1']);
+  gates.get('0')?.resolve();
+  await h.clock.tick(0);
+  expect(h.syncer.calls.map((c) => c.uid)).toEqual(['0', '1', '2']);
+  for (let round = 0; round < 5; round++) {
+    for (const g of gates.values()) g.resolve();
+    await h.clock.tick(0);
+  }
+  await h.drain();
+  expect(h.syncer.calls).toHaveLength(5);
+  expect(peak).toBe(2);
+});
+
+test('without a bound all pods sync at once', async () => {
+  const gate = deferred();
+  const h = harness({ hook: () => gate.promise.then(() => undefined) });
+  for (let i = 0; i < 10; i++)
+    h.workers.updatePod({ updateType: 'create', pod: newNamedPod(String(i), 'ns', `p${i}`) });
+  await h.clock.tick(0);
+  expect(h.syncer.calls).toHaveLength(10);
+  gate.resolve();
+  await h.drain();
+});
+
+test('pod worker duration metric is observed with the oldest pending start time', async () => {
+  const observed: [string, number][] = [];
+  const h = harness();
+  const { BasicPodWorkers } = await import('@kubelet-kit/pod-workers');
+  const workers = new BasicPodWorkers({
+    podSyncer: h.syncer,
+    podCache: h.cache,
+    clock: h.clock,
+    metrics: { observePodWorkerDuration: (op, s) => observed.push([op, s]) },
+  });
+  const pod = newNamedPod('1', 'ns', 'p');
+  workers.updatePod({ updateType: 'create', pod, startTime: T0 });
+  h.clock.advance(3000);
+  workers.updatePod({ updateType: 'update', pod, startTime: at(3) });
+  h.clock.advance(1000);
+  const { drainWorkers } = await import('@kubelet-kit/pod-workers/testing');
+  await drainWorkers(workers, h.clock);
+  expect(observed).toEqual([['update', 4]]);
+});
