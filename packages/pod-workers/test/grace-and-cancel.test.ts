@@ -61,7 +61,7 @@ test('an update that is not a kill does not cancel an in-flight sync', async () 
   const gate = deferred();
   let first = true;
   const h = harness({
-    hook: async (c) => {
+    hook: async () => {
       if (first) {
         first = false;
         await gate.promise;

@@ -2,7 +2,7 @@ import { ContainerReasons, FakeClock, PodSyncError } from '@kubelet-kit/core';
 import { BasicWorkQueue } from '@kubelet-kit/pod-workers';
 import { newNamedPod } from '@kubelet-kit/pod-workers/testing';
 import { describe, expect, test } from 'vitest';
-import { at, deferred, harness, T0 } from './helpers.js';
+import { at, type Deferred, deferred, harness, T0 } from './helpers.js';
 
 test('BasicWorkQueue: items come out once due, and a later enqueue replaces the due time', () => {
   const clock = new FakeClock(T0);
@@ -175,7 +175,7 @@ test('a status cache error emits FailedSync and backs off without calling the sy
 test('different pods sync concurrently, at most maxConcurrentSyncs at once', async () => {
   let running = 0;
   let peak = 0;
-  const gates = new Map<string, ReturnType<typeof deferred>>();
+  const gates = new Map<string, Deferred>();
   const h = harness({
     maxConcurrentSyncs: 2,
     hook: async (c) => {
