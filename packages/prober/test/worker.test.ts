@@ -77,8 +77,11 @@ describe('ProbeWorker.doProbe (upstream TestDoProbe, 1.34 rules)', () => {
       });
 
       it('on a deletionTimestamp, liveness and startup set Success and stop; readiness goes on', async () => {
-        const pod = podWith(probeType, execProbe());
-        pod.metadata!.deletionTimestamp = new Date().toISOString();
+        const base = podWith(probeType, execProbe());
+        const pod: Pod = {
+          ...base,
+          metadata: { ...base.metadata, deletionTimestamp: new Date().toISOString() },
+        };
         const t = setup(probeType, pod);
         t.runner.exitCode = 1;
         t.statuses.setContainer(runningStatus(t.clock.now() - 60_000, { started }));
