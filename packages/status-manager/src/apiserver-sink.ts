@@ -1,16 +1,19 @@
 import type { Logger, Pod, PodStatus } from '@kubelet-kit/core';
 import { noopLogger } from '@kubelet-kit/core';
 import { type CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { formatRfc3339, mergePodStatus, semanticEqual } from './status-rules.js';
 import type {
   StatusDeleteOptions,
   StatusSink,
   StatusWriteOptions,
   StatusWriteResult,
 } from './status-sink.js';
-import { formatRfc3339, mergePodStatus, semanticEqual } from './status-rules.js';
 
 /** The part of `CoreV1Api` (object-parameter form, client-node 1.4) the sink calls. */
-export type PodStatusApi = Pick<CoreV1Api, 'readNamespacedPod' | 'patchNamespacedPodStatus' | 'deleteNamespacedPod'>;
+export type PodStatusApi = Pick<
+  CoreV1Api,
+  'readNamespacedPod' | 'patchNamespacedPodStatus' | 'deleteNamespacedPod'
+>;
 
 /** Options of {@link ApiserverStatusSink}. */
 export interface ApiserverStatusSinkOptions {
@@ -161,7 +164,13 @@ export class ApiserverStatusSink implements StatusSink {
       const uid = apiPod.metadata?.uid ?? '';
       if (uid !== options.statusUid) return { outcome: 'uidMismatch' };
       const oldStatus = apiPod.status ?? {};
-      const merged = mergePodStatus(apiPod, oldStatus, status, options.delayTransitioningToTerminal, options.now);
+      const merged = mergePodStatus(
+        apiPod,
+        oldStatus,
+        status,
+        options.delayTransitioningToTerminal,
+        options.now,
+      );
       const patch = createMergePatch(
         oldStatus as Record<string, unknown>,
         toPlainObject(merged) as Record<string, unknown>,

@@ -167,7 +167,9 @@ export function generatePodReadyCondition(
     if (!c) {
       messages.push(`corresponding condition of pod readiness gate "${gate.conditionType}" does not exist.`);
     } else if (c.status !== 'True') {
-      messages.push(`the status of pod readiness gate "${gate.conditionType}" is not "True", but ${c.status}`);
+      messages.push(
+        `the status of pod readiness gate "${gate.conditionType}" is not "True", but ${c.status}`,
+      );
     }
   }
   if (messages.length > 0) {
@@ -283,9 +285,7 @@ export function generatePodConditions(input: GeneratePodConditionsInput): PodCon
   const conditions: PodCondition[] = (pod.status?.conditions ?? [])
     .filter((c) => !podConditionByKubelet(c.type))
     .map((c) => ({ ...c }));
-  const disruption = input.oldStatus?.conditions?.find(
-    (c) => c.type === PodConditionTypes.DisruptionTarget,
-  );
+  const disruption = input.oldStatus?.conditions?.find((c) => c.type === PodConditionTypes.DisruptionTarget);
   if (disruption) {
     const at = conditions.findIndex((c) => c.type === disruption.type);
     if (at >= 0) conditions[at] = { ...disruption };

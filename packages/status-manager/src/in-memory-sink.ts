@@ -1,11 +1,11 @@
 import type { Pod, PodStatus } from '@kubelet-kit/core';
+import { deepCopy, mergePodStatus, semanticEqual } from './status-rules.js';
 import type {
   StatusDeleteOptions,
   StatusSink,
   StatusWriteOptions,
   StatusWriteResult,
 } from './status-sink.js';
-import { deepCopy, mergePodStatus, semanticEqual } from './status-rules.js';
 
 /** One write an {@link InMemoryStatusSink} received. */
 export interface StatusWriteRecord {
@@ -114,13 +114,7 @@ export class InMemoryStatusSink implements StatusSink {
     }
     if (stored.metadata?.uid !== options.statusUid) return { outcome: 'uidMismatch' };
     const old = stored.status ?? {};
-    const merged = mergePodStatus(
-      stored,
-      old,
-      status,
-      options.delayTransitioningToTerminal,
-      options.now,
-    );
+    const merged = mergePodStatus(stored, old, status, options.delayTransitioningToTerminal, options.now);
     const outcome = semanticEqual(old, merged) ? 'unchanged' : 'updated';
     if (outcome === 'updated') {
       stored = { ...stored, status: merged };

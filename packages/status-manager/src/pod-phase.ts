@@ -31,7 +31,9 @@ export function hasAnyRegularContainerStarted(
 ): boolean {
   if (!statuses || statuses.length === 0) return false;
   const regular = new Set((spec?.containers ?? []).map((c) => c.name));
-  return statuses.some((s) => regular.has(s.name) && (s.state?.running != null || s.state?.terminated != null));
+  return statuses.some(
+    (s) => regular.has(s.name) && (s.state?.running != null || s.state?.terminated != null),
+  );
 }
 
 /**

@@ -15,7 +15,6 @@ import {
 } from '@kubelet-kit/core';
 import { generateContainersReadyCondition, generatePodReadyCondition } from './generate.js';
 import { isPodPhaseTerminal } from './pod-phase.js';
-import type { StatusSink, StatusWriteResult } from './status-sink.js';
 import {
   canBeDeleted,
   checkContainerStateTransition,
@@ -28,6 +27,7 @@ import {
   transitionTimeConditionTypes,
   updateLastTransitionTime,
 } from './status-rules.js';
+import type { StatusSink, StatusWriteResult } from './status-sink.js';
 
 /** How often every status is checked against the sinks (upstream `syncPeriod`). */
 export const DefaultStatusSyncPeriodMs = 10_000;
@@ -335,7 +335,12 @@ export class PodStatusManager implements StatusManager {
       return false;
     }
     // A pod never leaves a terminal phase; keep it rather than cache an impossible status.
-    if (cached && !isStaticPod(pod) && isPodPhaseTerminal(oldStatus.phase) && status.phase !== oldStatus.phase) {
+    if (
+      cached &&
+      !isStaticPod(pod) &&
+      isPodPhaseTerminal(oldStatus.phase) &&
+      status.phase !== oldStatus.phase
+    ) {
       this.#logger.warn(
         { pod: uid, phase: oldStatus.phase, attempted: status.phase },
         'pod attempted to leave a terminal phase; phase kept',
@@ -527,4 +532,3 @@ export class PodStatusManager implements StatusManager {
 export function newStatusManager(options: StatusManagerOptions): StatusManager {
   return new PodStatusManager(options);
 }
-

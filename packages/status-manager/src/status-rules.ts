@@ -1,4 +1,11 @@
-import type { ContainerState, ContainerStatus, Pod, PodCondition, PodSpec, PodStatus } from '@kubelet-kit/core';
+import type {
+  ContainerState,
+  ContainerStatus,
+  Pod,
+  PodCondition,
+  PodSpec,
+  PodStatus,
+} from '@kubelet-kit/core';
 import { isMirrorPod } from '@kubelet-kit/core';
 import {
   generateContainersReadyConditionForTerminalPhase,
@@ -266,7 +273,11 @@ export function mergePodStatus(
   return merged;
 }
 
-function setOrDelete(status: PodStatus, key: 'phase' | 'reason' | 'message', value: string | undefined): void {
+function setOrDelete(
+  status: PodStatus,
+  key: 'phase' | 'reason' | 'message',
+  value: string | undefined,
+): void {
   if (value === undefined) delete status[key];
   else status[key] = value;
 }

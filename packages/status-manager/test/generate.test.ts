@@ -26,7 +26,11 @@ describe('generateContainersReadyCondition', () => {
       name: 'some containers unknown',
       statuses: [ready(started('sidecar')), ready(running('1234'))],
       phase: 'Running',
-      want: { status: 'False', reason: 'ContainersNotReady', message: 'containers with unknown status: [5678]' },
+      want: {
+        status: 'False',
+        reason: 'ContainersNotReady',
+        message: 'containers with unknown status: [5678]',
+      },
     },
     {
       name: 'unknown and unready, sidecar counted, regular init ignored',
@@ -54,7 +58,11 @@ describe('generateContainersReadyCondition', () => {
       name: 'succeeded with an unknown container is not completed',
       statuses: [ready(started('sidecar')), ready(succeeded('1234'))],
       phase: 'Succeeded',
-      want: { status: 'False', reason: 'ContainersNotReady', message: 'containers with unknown status: [5678]' },
+      want: {
+        status: 'False',
+        reason: 'ContainersNotReady',
+        message: 'containers with unknown status: [5678]',
+      },
     },
     {
       name: 'failed pod, even with ready containers',
@@ -79,7 +87,10 @@ describe('generateContainersReadyCondition', () => {
 });
 
 describe('generatePodReadyCondition', () => {
-  const gated = podWith({ ...spec('Always', ['a']), readinessGates: [{ conditionType: 'gate1' }, { conditionType: 'gate2' }] });
+  const gated = podWith({
+    ...spec('Always', ['a']),
+    readinessGates: [{ conditionType: 'gate1' }, { conditionType: 'gate2' }],
+  });
   it.each([
     {
       name: 'copies ContainersReady when it is not True',
@@ -217,14 +228,24 @@ describe('generatePodReadyToStartContainersCondition', () => {
     { name: 'no runtime status', p: pod, status: undefined, want: 'False' },
     { name: 'no sandbox', p: pod, status: runtimeStatus([]), want: 'False' },
     { name: 'ready sandbox with an IP', p: pod, status: runtimeStatus([sandbox()]), want: 'True' },
-    { name: 'newest sandbox not ready', p: pod, status: runtimeStatus([sandbox({ state: 'notready' })]), want: 'False' },
+    {
+      name: 'newest sandbox not ready',
+      p: pod,
+      status: runtimeStatus([sandbox({ state: 'notready' })]),
+      want: 'False',
+    },
     {
       name: 'two ready sandboxes',
       p: pod,
       status: runtimeStatus([sandbox(), sandbox({ id: 's0' })]),
       want: 'False',
     },
-    { name: 'pod network sandbox without IP', p: pod, status: runtimeStatus([sandbox({ ips: [] })]), want: 'False' },
+    {
+      name: 'pod network sandbox without IP',
+      p: pod,
+      status: runtimeStatus([sandbox({ ips: [] })]),
+      want: 'False',
+    },
     {
       name: 'host network pod, host network sandbox without IP',
       p: hostPod,
@@ -254,7 +275,9 @@ describe('generatePodConditions', () => {
       initContainerStatuses: [],
       containerStatuses: [ready(running('a'))],
       runtimeStatus: runtimeStatus([sandbox()]),
-      oldStatus: { conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet' }] },
+      oldStatus: {
+        conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet' }],
+      },
     });
     expect(conditions.map((c) => [c.type, c.status])).toEqual([
       ['example.com/gate', 'True'],

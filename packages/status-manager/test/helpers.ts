@@ -19,11 +19,25 @@ export function started(name: string): ContainerStatus {
 }
 
 export function succeeded(name: string): ContainerStatus {
-  return { name, image: '', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 0 } } };
+  return {
+    name,
+    image: '',
+    imageID: '',
+    ready: false,
+    restartCount: 0,
+    state: { terminated: { exitCode: 0 } },
+  };
 }
 
 export function failed(name: string): ContainerStatus {
-  return { name, image: '', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: -1 } } };
+  return {
+    name,
+    image: '',
+    imageID: '',
+    ready: false,
+    restartCount: 0,
+    state: { terminated: { exitCode: -1 } },
+  };
 }
 
 export function ready(status: ContainerStatus): ContainerStatus {

@@ -177,13 +177,21 @@ table(
 // upstream TestPodPhaseWithRestartNever
 table('restart Never', spec('Never', ['containerA', 'containerB']), [
   { name: 'waiting', statuses: [], want: 'Pending' },
-  { name: 'all running with restart never', statuses: [running('containerA'), running('containerB')], want: 'Running' },
+  {
+    name: 'all running with restart never',
+    statuses: [running('containerA'), running('containerB')],
+    want: 'Running',
+  },
   {
     name: 'all succeeded with restart never',
     statuses: [succeeded('containerA'), succeeded('containerB')],
     want: 'Succeeded',
   },
-  { name: 'all failed with restart never', statuses: [failed('containerA'), failed('containerB')], want: 'Failed' },
+  {
+    name: 'all failed with restart never',
+    statuses: [failed('containerA'), failed('containerB')],
+    want: 'Failed',
+  },
   {
     name: 'mixed state #1 with restart never',
     statuses: [running('containerA'), succeeded('containerB')],
@@ -251,7 +259,11 @@ table(
     },
     {
       name: 'backoff crashloop with non-zero restartable init container, main containers succeeded',
-      statuses: [waitingWithLastTermination('containerX', -1), succeeded('containerA'), succeeded('containerB')],
+      statuses: [
+        waitingWithLastTermination('containerX', -1),
+        succeeded('containerA'),
+        succeeded('containerB'),
+      ],
       want: 'Succeeded',
     },
   ],
@@ -298,14 +310,28 @@ table(
   'static pod',
   spec('Always', ['containerA']),
   [
-    { name: 'all stopped, terminal, static: still Running', statuses: [failed('containerA')], terminal: true, want: 'Running' },
+    {
+      name: 'all stopped, terminal, static: still Running',
+      statuses: [failed('containerA')],
+      terminal: true,
+      want: 'Running',
+    },
   ],
-  { metadata: { name: 'foo', namespace: 'new', uid: 's', annotations: { 'kubernetes.io/config.source': 'file' } } },
+  {
+    metadata: {
+      name: 'foo',
+      namespace: 'new',
+      uid: 's',
+      annotations: { 'kubernetes.io/config.source': 'file' },
+    },
+  },
 );
 
 describe('reconcilePodPhase', () => {
   it('keeps the status manager terminal phase when the computed one is not', () => {
-    expect(reconcilePodPhase('Running', { phase: 'Failed', reason: 'Evicted' }, { phase: 'Running' })).toEqual({
+    expect(
+      reconcilePodPhase('Running', { phase: 'Failed', reason: 'Evicted' }, { phase: 'Running' }),
+    ).toEqual({
       phase: 'Failed',
       reason: 'Evicted',
     });
@@ -326,17 +352,14 @@ describe('reconcilePodPhase', () => {
   });
 
   it('drops reason and message when the phase changes', () => {
-    expect(reconcilePodPhase('Running', { phase: 'Pending', reason: 'r' }, undefined)).toEqual({ phase: 'Running' });
+    expect(reconcilePodPhase('Running', { phase: 'Pending', reason: 'r' }, undefined)).toEqual({
+      phase: 'Running',
+    });
   });
 
   it('knows the terminal phases', () => {
-    expect(['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown', undefined].map(isPodPhaseTerminal)).toEqual([
-      false,
-      false,
-      true,
-      true,
-      false,
-      false,
-    ]);
+    expect(
+      ['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown', undefined].map(isPodPhaseTerminal),
+    ).toEqual([false, false, true, true, false, false]);
   });
 });

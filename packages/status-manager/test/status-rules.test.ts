@@ -36,7 +36,12 @@ describe('mergePodStatus', () => {
       phase: 'Failed',
       conditions: [
         ...base().conditions!,
-        { type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet', lastTransitionTime: EARLIER },
+        {
+          type: 'DisruptionTarget',
+          status: 'True',
+          reason: 'TerminationByKubelet',
+          lastTransitionTime: EARLIER,
+        },
       ],
     };
     const merged = mergePodStatus(pod, base(), next, false, NOW);
@@ -62,7 +67,10 @@ describe('mergePodStatus', () => {
   });
 
   it('preserves a DisruptionTarget the API has', () => {
-    const old = { ...base(), conditions: [...base().conditions!, { type: 'DisruptionTarget', status: 'True' }] };
+    const old = {
+      ...base(),
+      conditions: [...base().conditions!, { type: 'DisruptionTarget', status: 'True' }],
+    };
     expect(mergePodStatus(pod, old, base(), false, NOW).conditions).toEqual([
       { type: 'DisruptionTarget', status: 'True' },
       ...base().conditions!,
@@ -70,8 +78,14 @@ describe('mergePodStatus', () => {
   });
 
   it("doesn't override DisruptionTarget when remaining in the running phase", () => {
-    const old = { ...base(), conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI' }] };
-    const next = { ...base(), conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet' }] };
+    const old = {
+      ...base(),
+      conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI' }],
+    };
+    const next = {
+      ...base(),
+      conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet' }],
+    };
     expect(mergePodStatus(pod, old, next, false, NOW).conditions).toEqual([
       { type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI' },
     ]);
@@ -96,7 +110,9 @@ describe('mergePodStatus', () => {
 
   it('keeps resourceClaimStatuses from the API', () => {
     const old = { ...base(), resourceClaimStatuses: [{ name: 'c', resourceClaimName: 'x' }] };
-    expect(mergePodStatus(pod, old, base(), false, NOW).resourceClaimStatuses).toEqual(old.resourceClaimStatuses);
+    expect(mergePodStatus(pod, old, base(), false, NOW).resourceClaimStatuses).toEqual(
+      old.resourceClaimStatuses,
+    );
   });
 });
 
@@ -107,7 +123,12 @@ describe('normalizeStatus', () => {
       startTime: '2026-01-01T00:00:01.987654Z',
       conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-01-01T00:00:02.5Z' }],
       containerStatuses: [
-        { ...failed('b'), state: { terminated: { exitCode: 1, message: 'x'.repeat(5000), finishedAt: '2026-01-01T00:00:03.1Z' } } },
+        {
+          ...failed('b'),
+          state: {
+            terminated: { exitCode: 1, message: 'x'.repeat(5000), finishedAt: '2026-01-01T00:00:03.1Z' },
+          },
+        },
         { ...running('a'), state: { running: { startedAt: '2026-01-01T00:00:04.9Z' } } },
       ],
       initContainerStatuses: [succeeded('i1'), succeeded('i2')],
@@ -134,13 +155,18 @@ describe('isPodStatusByKubeletEqual', () => {
       ],
     };
     expect(isPodStatusByKubeletEqual(a, b)).toBe(true);
-    expect(isPodStatusByKubeletEqual(a, { ...b, conditions: [...b.conditions!, { type: 'x', status: 'True' }] })).toBe(true);
+    expect(
+      isPodStatusByKubeletEqual(a, { ...b, conditions: [...b.conditions!, { type: 'x', status: 'True' }] }),
+    ).toBe(true);
   });
 
   it('sees a changed reason, message, phase or container status', () => {
     const a = base();
     expect(
-      isPodStatusByKubeletEqual(a, { ...a, conditions: [{ type: 'Ready', status: 'True', reason: 'r' }, a.conditions![1]!] }),
+      isPodStatusByKubeletEqual(a, {
+        ...a,
+        conditions: [{ type: 'Ready', status: 'True', reason: 'r' }, a.conditions![1]!],
+      }),
     ).toBe(false);
     expect(isPodStatusByKubeletEqual(a, { ...a, phase: 'Failed' })).toBe(false);
     expect(isPodStatusByKubeletEqual(a, { ...a, containerStatuses: [running('a')] })).toBe(false);
@@ -152,7 +178,9 @@ describe('isPodStatusByKubeletEqual', () => {
 });
 
 describe('checkContainerStateTransition', () => {
-  const terminated = (exitCode: number) => ({ containerStatuses: [{ ...failed('a'), state: { terminated: { exitCode } } }] });
+  const terminated = (exitCode: number) => ({
+    containerStatuses: [{ ...failed('a'), state: { terminated: { exitCode } } }],
+  });
   it.each([
     { policy: 'Always', exit: 0, next: running('a'), legal: true },
     { policy: 'Never', exit: 0, next: running('a'), legal: false },
@@ -161,15 +189,23 @@ describe('checkContainerStateTransition', () => {
     { policy: 'OnFailure', exit: 1, next: running('a'), legal: true },
     { policy: 'Never', exit: 0, next: succeeded('a'), legal: true },
   ] as const)('$policy, exit $exit → $next.state: legal $legal', ({ policy, exit, next, legal }) => {
-    const err = checkContainerStateTransition(terminated(exit), { containerStatuses: [next] }, spec(policy, ['a']));
+    const err = checkContainerStateTransition(
+      terminated(exit),
+      { containerStatuses: [next] },
+      spec(policy, ['a']),
+    );
     expect(err === undefined).toBe(legal);
   });
 
   it('applies to regular init containers but not to sidecars', () => {
     const s = spec('Never', ['a'], ['init', { name: 'side', sidecar: true }]);
     const old = { initContainerStatuses: [succeeded('init'), succeeded('side')] };
-    expect(checkContainerStateTransition(old, { initContainerStatuses: [running('init')] }, s)).toMatch(/init/);
-    expect(checkContainerStateTransition(old, { initContainerStatuses: [running('side')] }, s)).toBeUndefined();
+    expect(checkContainerStateTransition(old, { initContainerStatuses: [running('init')] }, s)).toMatch(
+      /init/,
+    );
+    expect(
+      checkContainerStateTransition(old, { initContainerStatuses: [running('side')] }, s),
+    ).toBeUndefined();
   });
 });
 
@@ -189,7 +225,10 @@ describe('updateLastTransitionTime', () => {
 });
 
 describe('canBeDeleted', () => {
-  const deleting = { metadata: { name: 'p', uid: 'u', deletionTimestamp: EARLIER }, status: { phase: 'Failed' } };
+  const deleting = {
+    metadata: { name: 'p', uid: 'u', deletionTimestamp: EARLIER },
+    status: { phase: 'Failed' },
+  };
   it.each([
     { name: 'terminal, finished, being deleted', pod: deleting, finished: true, want: true },
     { name: 'not finished', pod: deleting, finished: false, want: false },
@@ -197,7 +236,10 @@ describe('canBeDeleted', () => {
     { name: 'not being deleted', pod: { ...deleting, metadata: { name: 'p' } }, finished: true, want: false },
     {
       name: 'mirror pod',
-      pod: { ...deleting, metadata: { ...deleting.metadata, annotations: { 'kubernetes.io/config.mirror': 'h' } } },
+      pod: {
+        ...deleting,
+        metadata: { ...deleting.metadata, annotations: { 'kubernetes.io/config.mirror': 'h' } },
+      },
       finished: true,
       want: false,
     },
