@@ -4,5 +4,76 @@
  * @packageDocumentation
  */
 
+export { ApiserverObjectGetter, type ApiserverObjectGetterOptions } from './apiserver-object-getter.js';
+export {
+  AtomicWriter,
+  AtomicWriterError,
+  type AtomicWriterOptions,
+  DATA_DIR_NAME,
+  type FileProjection,
+  type SetPerms,
+  validatePath,
+} from './atomic-writer.js';
+export { CONFIGMAP_PLUGIN_NAME, ConfigMapPlugin, configMapData } from './configmap.js';
+export {
+  collectDownwardAPIData,
+  DOWNWARD_API_PLUGIN_NAME,
+  DownwardAPIPlugin,
+  extractContainerResourceValue,
+  extractFieldPathAsString,
+  formatMap,
+} from './downward-api.js';
+export { EMPTY_DIR_PLUGIN_NAME, EmptyDirPlugin, memoryVolumeSize } from './empty-dir.js';
+export { checkHostPathType, HOST_PATH_PLUGIN_NAME, HostPathPlugin } from './host-path.js';
+export { LocalObjectGetter, type LocalObjectGetterOptions } from './local-object-getter.js';
+export {
+  MountError,
+  type Mounter,
+  type MountInfo,
+  parseMountInfo,
+  SystemMounter,
+  type SystemMounterOptions,
+} from './mount.js';
+export { PROJECTED_PLUGIN_NAME, ProjectedPlugin } from './projected.js';
+export {
+  DEFAULT_PROJECTION_MODE,
+  type KeyedData,
+  makeKeyedPayload,
+  type Payload,
+  ProjectionPlugin,
+} from './projection.js';
+export { SECRET_PLUGIN_NAME, SecretPlugin, secretData } from './secret.js';
+export { resolveSubPath, SubPathError } from './subpath.js';
+export {
+  BasicVolumeManager,
+  DESIRED_STATE_POPULATOR_PERIOD_MS,
+  OPERATION_INITIAL_BACKOFF_MS,
+  OPERATION_MAX_BACKOFF_MS,
+  type PodStateProvider,
+  RECONCILER_PERIOD_MS,
+  type VolumeManager,
+  type VolumeManagerOptions,
+  VolumeMountTimeoutError,
+  VolumeUnmountTimeoutError,
+  WAIT_FOR_ATTACH_AND_MOUNT_POLL_MS,
+  WAIT_FOR_ATTACH_AND_MOUNT_TIMEOUT_MS,
+  type WaitOptions,
+} from './volume-manager.js';
+export {
+  escapePluginName,
+  type HostPathDecision,
+  type HostPathPolicy,
+  type HostPathRequest,
+  type NodeAllocatable,
+  podVolumeDir,
+  type TokenGetter,
+  type TokenRequest,
+  unescapePluginName,
+  type VolumeHost,
+  type VolumePlugin,
+  VolumeSetUpError,
+  type VolumeSpec,
+} from './volume-plugin.js';
+
 /** Package version. @public */
 export const VERSION = '0.1.0';

@@ -1,0 +1,83 @@
+import type { Pod, Volume } from '@kubelet-kit/core';
+import { configMapData } from './configmap.js';
+import { collectDownwardAPIData } from './downward-api.js';
+import { DEFAULT_PROJECTION_MODE, makeKeyedPayload, type Payload, ProjectionPlugin } from './projection.js';
+import { secretData } from './secret.js';
+import { VolumeSetUpError } from './volume-plugin.js';
+
+/** The plugin name of projected volumes. */
+export const PROJECTED_PLUGIN_NAME = 'kubernetes.io/projected';
+
+/**
+ * projected volumes (upstream `pkg/volume/projected`): secrets, configMaps, downward API items
+ * and service account tokens in one directory, written in one atomic step; a later source
+ * overwrites an earlier one's path. Kept on tmpfs, as upstream.
+ */
+export class ProjectedPlugin extends ProjectionPlugin {
+  readonly name = PROJECTED_PLUGIN_NAME;
+  protected readonly memoryBacked = true;
+
+  canSupport(volume: Volume): boolean {
+    return volume.projected !== undefined;
+  }
+
+  protected async makePayload(pod: Pod, volume: Volume, signal?: AbortSignal): Promise<Payload> {
+    const source = volume.projected ?? {};
+    const defaultMode = source.defaultMode ?? DEFAULT_PROJECTION_MODE;
+    const namespace = pod.metadata?.namespace ?? 'default';
+    const payload: Payload = new Map();
+    const merge = (part: Payload) => {
+      for (const [k, v] of part) payload.set(k, v);
+    };
+    for (const s of source.sources ?? []) {
+      if (s.secret) {
+        const getter = this.#getter();
+        const name = s.secret.name ?? '';
+        const optional = s.secret.optional === true;
+        const secret = await getter.getSecret(namespace, name, signal);
+        if (!secret) {
+          if (optional) continue;
+          throw new VolumeSetUpError('FailedMount', `secrets ${JSON.stringify(name)} not found`);
+        }
+        merge(makeKeyedPayload('secret', secretData(secret), s.secret.items, defaultMode, optional));
+      } else if (s.configMap) {
+        const getter = this.#getter();
+        const name = s.configMap.name ?? '';
+        const optional = s.configMap.optional === true;
+        const cm = await getter.getConfigMap(namespace, name, signal);
+        if (!cm) {
+          if (optional) continue;
+          throw new VolumeSetUpError('FailedMount', `configmaps ${JSON.stringify(name)} not found`);
+        }
+        merge(makeKeyedPayload('configmap', configMapData(cm), s.configMap.items, defaultMode, optional));
+      } else if (s.downwardAPI) {
+        merge(
+          collectDownwardAPIData(s.downwardAPI.items ?? [], pod, this.host.nodeAllocatable(), defaultMode),
+        );
+      } else if (s.serviceAccountToken) {
+        const tokenGetter = this.host.tokenGetter;
+        if (!tokenGetter) {
+          throw new VolumeSetUpError('FailedMount', 'serviceAccountToken projection needs a token getter');
+        }
+        const token = await tokenGetter({
+          pod,
+          serviceAccountName: pod.spec?.serviceAccountName ?? 'default',
+          ...(s.serviceAccountToken.audience ? { audience: s.serviceAccountToken.audience } : {}),
+          expirationSeconds: s.serviceAccountToken.expirationSeconds ?? 3600,
+          ...(signal ? { signal } : {}),
+        });
+        payload.set(s.serviceAccountToken.path, { data: token, mode: defaultMode });
+      } else if (s.clusterTrustBundle) {
+        throw new VolumeSetUpError('FailedMount', 'clusterTrustBundle projections are not supported');
+      }
+    }
+    return payload;
+  }
+
+  #getter() {
+    const getter = this.host.objectGetter;
+    if (!getter)
+      throw new VolumeSetUpError('FailedMount', 'no object getter configured for projected volumes');
+    return getter;
+  }
+}

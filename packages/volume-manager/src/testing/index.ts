@@ -1,0 +1,9 @@
+/**
+ * Fakes of `@kubelet-kit/volume-manager` for callers' tests.
+ *
+ * @packageDocumentation
+ */
+
+export { FakeMounter } from './fake-mounter.js';
+export { FakeObjectGetter } from './fake-object-getter.js';
+export { FakeVolumeManager } from './fake-volume-manager.js';

@@ -1,0 +1,554 @@
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  type Clock,
+  type EventRecorder,
+  type Logger,
+  type MountedVolume,
+  noopEventRecorder,
+  noopLogger,
+  type ObjectGetter,
+  type Pod,
+  RealClock,
+  type Timer,
+  type Volume,
+  type VolumeProvider,
+} from '@kubelet-kit/core';
+import { ConfigMapPlugin } from './configmap.js';
+import { DownwardAPIPlugin } from './downward-api.js';
+import { EmptyDirPlugin } from './empty-dir.js';
+import { HostPathPlugin } from './host-path.js';
+import { type Mounter, SystemMounter } from './mount.js';
+import { ProjectedPlugin } from './projected.js';
+import { SecretPlugin } from './secret.js';
+import {
+  ActualStateOfWorld,
+  type ActualVolume,
+  DesiredStateOfWorld,
+  type VolumeToMount,
+} from './state-of-world.js';
+import {
+  type HostPathPolicy,
+  type NodeAllocatable,
+  podVolumeDir,
+  type TokenGetter,
+  unescapePluginName,
+  type VolumeHost,
+  type VolumePlugin,
+} from './volume-plugin.js';
+
+/** Upstream's `waitForAttachTimeout` of WaitForAttachAndMount: 2 min 3 s. */
+export const WAIT_FOR_ATTACH_AND_MOUNT_TIMEOUT_MS = 123_000;
+/** Upstream's `podAttachAndMountRetryInterval`. */
+export const WAIT_FOR_ATTACH_AND_MOUNT_POLL_MS = 300;
+/** Upstream's populator and reconciler loop periods. */
+export const DESIRED_STATE_POPULATOR_PERIOD_MS = 100;
+export const RECONCILER_PERIOD_MS = 100;
+/** Upstream's exponential backoff of failed volume operations (goroutinemap). */
+export const OPERATION_INITIAL_BACKOFF_MS = 500;
+export const OPERATION_MAX_BACKOFF_MS = 122_000;
+
+/** Pod lifecycle questions the pod workers answer (structurally matches `@kubelet-kit/pod-workers`). */
+export interface PodStateProvider {
+  /** True once the pod's containers are being (or have been) stopped: no new mounts. */
+  shouldPodContainersBeTerminating(uid: string): boolean;
+  /** True once no container of the pod runs any more: its volumes may be unmounted. */
+  shouldPodRuntimeBeRemoved(uid: string): boolean;
+}
+
+/** Options of {@link BasicVolumeManager}. */
+export interface VolumeManagerOptions {
+  /** The agent's root directory: pods' volumes live in `<root>/pods/<uid>/volumes/…`. */
+  readonly rootDirectory: string;
+  /** The desired pods (the pod manager's), read by the populator every 100 ms. */
+  readonly getPods: () => readonly Pod[];
+  /**
+   * When pods stop needing their volumes. Defaults to: containers terminate once the pod has
+   * a deletionTimestamp or a terminal phase; the runtime is gone once the pod left `getPods()`
+   * or has a terminal phase. Pass the pod workers for upstream's behaviour.
+   */
+  readonly podStateProvider?: PodStateProvider;
+  /** Whether every pod source has been seen; volumes found on disk at start are kept until then. */
+  readonly sourcesReady?: () => boolean;
+  /** ConfigMaps and Secrets for volumes. */
+  readonly objectGetter?: ObjectGetter;
+  /** Service account tokens for projected volumes. */
+  readonly tokenGetter?: TokenGetter;
+  /** May refuse host paths. */
+  readonly hostPathPolicy?: HostPathPolicy;
+  readonly nodeName?: string;
+  /** Fallback for unset limits in downward API resource fields and tmpfs sizes; defaults to this host. */
+  readonly nodeAllocatable?: () => NodeAllocatable;
+  /** Defaults to {@link SystemMounter}. */
+  readonly mounter?: Mounter;
+  /** Extra plugins, tried before the built-in ones. */
+  readonly plugins?: readonly ((host: VolumeHost) => VolumePlugin)[];
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+  readonly eventRecorder?: EventRecorder;
+  /** Populator period; default 100 ms. */
+  readonly populatorPeriodMs?: number;
+  /** Reconciler period; default 100 ms. */
+  readonly reconcilerPeriodMs?: number;
+  /** WaitForAttachAndMount bound; default 2 min 3 s. */
+  readonly waitTimeoutMs?: number;
+}
+
+/** Options of the waits. */
+export interface WaitOptions {
+  readonly signal?: AbortSignal;
+}
+
+/** Why a pod's volumes did not become ready (upstream's WaitForAttachAndMount error). */
+export class VolumeMountTimeoutError extends Error {
+  /** Upstream's event reason `FailedMount`. */
+  readonly code = 'FailedMount';
+  constructor(
+    readonly unmountedVolumes: readonly string[],
+    readonly unattachedVolumes: readonly string[],
+    readonly failedToProcessVolumes: readonly string[],
+    /** The last set-up error of each volume that has one. */
+    readonly volumeErrors: ReadonlyMap<string, string>,
+  ) {
+    const errs = [...volumeErrors].map(([v, e]) => `${v}: ${e}`);
+    super(
+      `unmounted volumes=[${unmountedVolumes.join(' ')}], unattached volumes=[${unattachedVolumes.join(' ')}], failed to process volumes=[${failedToProcessVolumes.join(' ')}]: timed out waiting for the condition${
+        errs.length > 0 ? `; last errors: ${errs.join('; ')}` : ''
+      }`,
+    );
+    this.name = 'VolumeMountTimeoutError';
+  }
+}
+
+/** Volumes a terminated pod still has mounted after the wait (upstream WaitForUnmount). */
+export class VolumeUnmountTimeoutError extends Error {
+  readonly code = 'FailedUnMount';
+  constructor(readonly mountedVolumes: readonly string[]) {
+    super(`mounted volumes=[${mountedVolumes.join(' ')}]: timed out waiting for the condition`);
+    this.name = 'VolumeUnmountTimeoutError';
+  }
+}
+
+/**
+ * Mounts the volumes pods need before their containers start, keeps API data volumes current
+ * and cleans up after pods (upstream `pkg/kubelet/volumemanager.VolumeManager`).
+ */
+export interface VolumeManager extends VolumeProvider {
+  /** Starts the populator and reconciler loops; rebuilds the actual state from disk first. */
+  start(): void;
+  /** Stops the loops and waits for running operations. */
+  stop(): Promise<void>;
+  /**
+   * Resolves once every volume of the pod is mounted; asks for API data volumes to be
+   * re-projected first (ReprocessPod), so each pod sync refreshes them. Rejects with
+   * {@link VolumeMountTimeoutError} after 2 min 3 s, or with the signal's reason.
+   */
+  waitForAttachAndMount(pod: Pod, options?: WaitOptions): Promise<void>;
+  /** Resolves once no volume of the pod is mounted (call after its containers stopped). */
+  waitForUnmount(pod: Pod, options?: WaitOptions): Promise<void>;
+  /** Marks the pod's API data volumes for re-projection (upstream ReprocessPod). */
+  reprocessPod(uid: string): void;
+  /** Mounted volumes, also while a remount is pending (upstream GetPossiblyMountedVolumesForPod). */
+  getPossiblyMountedVolumesForPod(podUid: string): ReadonlyMap<string, MountedVolume>;
+  /** True once the state found on disk at start has been merged (upstream ReconcilerStatesHasBeenSynced). */
+  reconcilerStatesHasBeenSynced(): boolean;
+  /** The last set-up or tear-down error of each volume of the pod. */
+  getVolumeErrors(podUid: string): ReadonlyMap<string, string>;
+}
+
+function defaultAllocatable(): NodeAllocatable {
+  return { cpu: os.cpus().length, memory: os.totalmem(), ephemeralStorage: 0 };
+}
+
+function uidOf(pod: Pod): string {
+  return pod.metadata?.uid ?? '';
+}
+
+interface OperationState {
+  /** When the next try may start (epoch ms). */
+  notBefore: number;
+  backoffMs: number;
+}
+
+/** The volume manager over the built-in plugins and the host's mount table. */
+export class BasicVolumeManager implements VolumeManager {
+  readonly #root: string;
+  readonly #getPods: () => readonly Pod[];
+  readonly #podState: PodStateProvider;
+  readonly #sourcesReady: () => boolean;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #recorder: EventRecorder;
+  readonly #plugins: VolumePlugin[];
+  readonly #populatorPeriodMs: number;
+  readonly #reconcilerPeriodMs: number;
+  readonly #waitTimeoutMs: number;
+  readonly #dsw = new DesiredStateOfWorld();
+  readonly #asw = new ActualStateOfWorld();
+  /** Running operations by `uid/volume`. */
+  readonly #inFlight = new Map<string, Promise<void>>();
+  readonly #backoff = new Map<string, OperationState>();
+  readonly #errors = new Map<string, Map<string, string>>();
+  #timers: Timer[] = [];
+  #abort = new AbortController();
+  #reconstructed = false;
+  #reconstructing: Promise<void> | undefined;
+
+  constructor(options: VolumeManagerOptions) {
+    this.#root = options.rootDirectory;
+    this.#getPods = options.getPods;
+    this.#clock = options.clock ?? new RealClock();
+    this.#logger = (options.logger ?? noopLogger).child({ component: 'volume-manager' });
+    this.#recorder = options.eventRecorder ?? noopEventRecorder;
+    this.#sourcesReady = options.sourcesReady ?? (() => true);
+    this.#populatorPeriodMs = options.populatorPeriodMs ?? DESIRED_STATE_POPULATOR_PERIOD_MS;
+    this.#reconcilerPeriodMs = options.reconcilerPeriodMs ?? RECONCILER_PERIOD_MS;
+    this.#waitTimeoutMs = options.waitTimeoutMs ?? WAIT_FOR_ATTACH_AND_MOUNT_TIMEOUT_MS;
+    this.#podState = options.podStateProvider ?? this.#defaultPodState();
+    const host: VolumeHost = {
+      logger: this.#logger,
+      clock: this.#clock,
+      mounter: options.mounter ?? new SystemMounter(),
+      nodeAllocatable: options.nodeAllocatable ?? defaultAllocatable,
+      ...(options.objectGetter ? { objectGetter: options.objectGetter } : {}),
+      ...(options.tokenGetter ? { tokenGetter: options.tokenGetter } : {}),
+      ...(options.hostPathPolicy ? { hostPathPolicy: options.hostPathPolicy } : {}),
+      ...(options.nodeName ? { nodeName: options.nodeName } : {}),
+    };
+    this.#plugins = [
+      ...(options.plugins ?? []).map((make) => make(host)),
+      new EmptyDirPlugin({ host }),
+      new HostPathPlugin({ host }),
+      new ConfigMapPlugin({ host }),
+      new SecretPlugin({ host }),
+      new DownwardAPIPlugin({ host }),
+      new ProjectedPlugin({ host }),
+    ];
+  }
+
+  start(): void {
+    if (this.#timers.length > 0) return;
+    this.#abort = new AbortController();
+    this.#populate();
+    this.#timers.push(this.#clock.setInterval(() => this.#populate(), this.#populatorPeriodMs));
+    this.#timers.push(this.#clock.setInterval(() => this.#kick(), this.#reconcilerPeriodMs));
+    this.#kick();
+  }
+
+  async stop(): Promise<void> {
+    for (const t of this.#timers) t.cancel();
+    this.#timers = [];
+    this.#abort.abort(new Error('volume manager stopped'));
+    await Promise.allSettled([...this.#inFlight.values(), this.#reconstructing]);
+  }
+
+  reconcilerStatesHasBeenSynced(): boolean {
+    return this.#reconstructed;
+  }
+
+  reprocessPod(uid: string): void {
+    this.#asw.markRemountRequired(uid);
+  }
+
+  async waitForAttachAndMount(pod: Pod, options: WaitOptions = {}): Promise<void> {
+    const volumes = pod.spec?.volumes ?? [];
+    if (volumes.length === 0) return;
+    const uid = uidOf(pod);
+    if (!this.#podState.shouldPodContainersBeTerminating(uid)) this.#addPod(pod);
+    this.reprocessPod(uid);
+    this.#kick();
+    const expected = volumes.map((v) => v.name);
+    const unmounted = () => expected.filter((name) => !this.#asw.get(uid, name));
+    const deadline = this.#clock.now() + this.#waitTimeoutMs;
+    for (;;) {
+      if (unmounted().length === 0) return;
+      options.signal?.throwIfAborted();
+      const remaining = deadline - this.#clock.now();
+      if (remaining <= 0) break;
+      await this.#clock.sleep(Math.min(WAIT_FOR_ATTACH_AND_MOUNT_POLL_MS, remaining), options.signal);
+    }
+    const left = unmounted();
+    const failed = this.#dsw.failedVolumes(uid);
+    const errors = new Map<string, string>();
+    const known = this.#errors.get(uid);
+    for (const name of left) {
+      const e = known?.get(name) ?? failed.get(name);
+      if (e !== undefined) errors.set(name, e);
+    }
+    throw new VolumeMountTimeoutError(
+      left.filter((n) => !failed.has(n)),
+      left.filter((n) => !failed.has(n)),
+      left.filter((n) => failed.has(n)),
+      errors,
+    );
+  }
+
+  async waitForUnmount(pod: Pod, options: WaitOptions = {}): Promise<void> {
+    const uid = uidOf(pod);
+    this.#populate();
+    this.#kick();
+    const deadline = this.#clock.now() + this.#waitTimeoutMs;
+    for (;;) {
+      const mounted = this.#asw.volumesOfPod(uid).map((v) => v.volumeName);
+      if (mounted.length === 0) return;
+      options.signal?.throwIfAborted();
+      const remaining = deadline - this.#clock.now();
+      if (remaining <= 0) throw new VolumeUnmountTimeoutError(mounted.sort());
+      await this.#clock.sleep(Math.min(WAIT_FOR_ATTACH_AND_MOUNT_POLL_MS, remaining), options.signal);
+    }
+  }
+
+  getMountedVolumesForPod(podUid: string): ReadonlyMap<string, MountedVolume> {
+    const out = new Map<string, MountedVolume>();
+    // A pending re-projection leaves the old content in place, which is still usable.
+    for (const v of this.#asw.volumesOfPod(podUid)) {
+      out.set(v.volumeName, { hostPath: v.hostPath, readOnly: v.readOnly });
+    }
+    return out;
+  }
+
+  getPossiblyMountedVolumesForPod(podUid: string): ReadonlyMap<string, MountedVolume> {
+    return this.getMountedVolumesForPod(podUid);
+  }
+
+  getVolumeErrors(podUid: string): ReadonlyMap<string, string> {
+    return new Map(this.#errors.get(podUid) ?? []);
+  }
+
+  #defaultPodState(): PodStateProvider {
+    const find = (uid: string) => this.#getPods().find((p) => uidOf(p) === uid);
+    const terminal = (p: Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+    return {
+      shouldPodContainersBeTerminating: (uid) => {
+        const p = find(uid);
+        return !p || terminal(p) || p.metadata?.deletionTimestamp !== undefined;
+      },
+      shouldPodRuntimeBeRemoved: (uid) => {
+        const p = find(uid);
+        return !p || terminal(p);
+      },
+    };
+  }
+
+  #findPlugin(volume: Volume): VolumePlugin | undefined {
+    return this.#plugins.find((p) => p.canSupport(volume));
+  }
+
+  #pluginByName(name: string): VolumePlugin | undefined {
+    return this.#plugins.find((p) => p.name === name);
+  }
+
+  #addPod(pod: Pod): void {
+    const uid = uidOf(pod);
+    this.#dsw.addPod(
+      pod,
+      (v) => this.#findPlugin(v),
+      (plugin, v) => podVolumeDir(this.#root, uid, plugin.name, v.name),
+    );
+  }
+
+  /** The desired state populator (upstream `desiredStateOfWorldPopulator.populatorLoop`). */
+  #populate(): void {
+    let pods: readonly Pod[];
+    try {
+      pods = this.#getPods();
+    } catch (err) {
+      this.#logger.error({ err: String(err) }, 'cannot list desired pods');
+      return;
+    }
+    for (const pod of pods) {
+      const uid = uidOf(pod);
+      if (this.#podState.shouldPodContainersBeTerminating(uid)) continue;
+      this.#addPod(pod);
+    }
+    for (const uid of this.#dsw.podUids()) {
+      // Volumes stay until no container of the pod can use them, even after it left the pod list.
+      if (!this.#podState.shouldPodRuntimeBeRemoved(uid)) continue;
+      this.#dsw.deletePod(uid);
+    }
+  }
+
+  /** Runs one reconcile pass without awaiting it: operations run in the background. */
+  #kick(): void {
+    if (this.#abort.signal.aborted && this.#timers.length === 0) return;
+    if (!this.#reconstructed) {
+      this.#reconstructing ??= this.#reconstruct().finally(() => {
+        this.#reconstructed = true;
+        this.#reconstructing = undefined;
+        this.#kick();
+      });
+      return;
+    }
+    this.#reconcile();
+  }
+
+  /** The reconciler pass (upstream `reconciler.reconcile`). */
+  #reconcile(): void {
+    for (const av of this.#asw.all()) {
+      if (this.#dsw.getVolume(av.podUid, av.volumeName)) continue;
+      // Volumes found on disk wait until every source had its say.
+      if (av.reconstructed && !this.#sourcesReady()) continue;
+      this.#startOperation(av.podUid, av.volumeName, () => this.#unmount(av));
+    }
+    for (const vtm of this.#dsw.volumesToMount()) {
+      const av = this.#asw.get(vtm.podUid, vtm.volumeName);
+      if (av && !(vtm.plugin.requiresRemount && this.#asw.remountRequired(av))) continue;
+      this.#startOperation(vtm.podUid, vtm.volumeName, () => this.#mount(vtm));
+    }
+  }
+
+  #startOperation(uid: string, name: string, op: () => Promise<void>): void {
+    const key = `${uid}/${name}`;
+    if (this.#inFlight.has(key)) return;
+    const state = this.#backoff.get(key);
+    if (state && this.#clock.now() < state.notBefore) return;
+    const run = op()
+      .then(
+        () => {
+          this.#backoff.delete(key);
+          this.#errors.get(uid)?.delete(name);
+        },
+        (err: unknown) => {
+          const message = err instanceof Error ? err.message : String(err);
+          const backoffMs = state
+            ? Math.min(state.backoffMs * 2, OPERATION_MAX_BACKOFF_MS)
+            : OPERATION_INITIAL_BACKOFF_MS;
+          this.#backoff.set(key, { notBefore: this.#clock.now() + backoffMs, backoffMs });
+          let errs = this.#errors.get(uid);
+          if (!errs) {
+            errs = new Map();
+            this.#errors.set(uid, errs);
+          }
+          const previous = errs.get(name);
+          errs.set(name, message);
+          this.#logger.warn(
+            { pod: uid, volume: name, err: message, retryInMs: backoffMs },
+            'volume operation failed',
+          );
+          if (previous !== message) this.#recordFailure(uid, name, message);
+        },
+      )
+      .finally(() => {
+        this.#inFlight.delete(key);
+      });
+    this.#inFlight.set(key, run);
+  }
+
+  #recordFailure(uid: string, name: string, message: string): void {
+    const pod = this.#dsw.getPod(uid);
+    if (!pod) return;
+    this.#recorder.event(
+      { kind: 'Pod', namespace: pod.metadata?.namespace ?? '', name: pod.metadata?.name ?? '', uid },
+      'Warning',
+      'FailedMount',
+      `MountVolume.SetUp failed for volume ${JSON.stringify(name)} : ${message}`,
+    );
+  }
+
+  async #mount(vtm: VolumeToMount): Promise<void> {
+    // Project for the newest pod object and generation as of now.
+    const generation = this.#asw.generation(vtm.podUid);
+    const current = this.#dsw.getVolume(vtm.podUid, vtm.volumeName) ?? vtm;
+    const pod = this.#dsw.getPod(vtm.podUid);
+    if (!pod) return;
+    const spec = { pod, volume: current.volume, podVolumeDir: current.podVolumeDir };
+    await current.plugin.setUp(spec, this.#abort.signal);
+    const previous = this.#asw.get(vtm.podUid, vtm.volumeName);
+    this.#asw.markMounted({
+      podUid: vtm.podUid,
+      volumeName: vtm.volumeName,
+      pluginName: current.plugin.name,
+      podVolumeDir: current.podVolumeDir,
+      hostPath: current.plugin.getPath(spec),
+      readOnly: current.plugin.readOnly,
+      reconstructed: false,
+      mountedGeneration: generation,
+    });
+    if (!previous)
+      this.#logger.info({ pod: vtm.podUid, volume: vtm.volumeName }, 'MountVolume.SetUp succeeded');
+  }
+
+  async #unmount(av: ActualVolume): Promise<void> {
+    const plugin = this.#pluginByName(av.pluginName);
+    if (plugin) await plugin.tearDown(av.podVolumeDir, this.#abort.signal);
+    else await fs.rm(av.podVolumeDir, { recursive: true, force: true });
+    // A pod may have come back while we were tearing down; its mount op will set it up again.
+    this.#asw.markUnmounted(av.podUid, av.volumeName);
+    this.#logger.info({ pod: av.podUid, volume: av.volumeName }, 'UnmountVolume.TearDown succeeded');
+    if (this.#asw.volumesOfPod(av.podUid).length === 0 && !this.#dsw.hasPod(av.podUid)) {
+      this.#asw.forgetPod(av.podUid);
+      this.#errors.delete(av.podUid);
+      await this.#removeEmptyVolumeDirs(av.podUid);
+    }
+  }
+
+  /** Removes `<root>/pods/<uid>/volumes` and its plugin directories when they hold nothing. */
+  async #removeEmptyVolumeDirs(uid: string): Promise<void> {
+    const volumesDir = path.join(this.#root, 'pods', uid, 'volumes');
+    let plugins: string[];
+    try {
+      plugins = await fs.readdir(volumesDir);
+    } catch {
+      return;
+    }
+    for (const p of plugins) await fs.rmdir(path.join(volumesDir, p)).catch(() => {});
+    await fs.rmdir(volumesDir).catch(() => {});
+  }
+
+  /**
+   * Rebuilds the actual state from `<root>/pods/<uid>/volumes/<plugin>/<volume>` after a
+   * restart (upstream `reconstructVolumes`). A rebuilt volume counts as mounted; API data
+   * volumes are re-projected on their next reprocess and set-up never mounts a tmpfs twice.
+   */
+  async #reconstruct(): Promise<void> {
+    const podsDir = path.join(this.#root, 'pods');
+    let uids: string[];
+    try {
+      uids = await fs.readdir(podsDir);
+    } catch {
+      return;
+    }
+    for (const uid of uids) {
+      const volumesDir = path.join(podsDir, uid, 'volumes');
+      let pluginDirs: string[];
+      try {
+        pluginDirs = await fs.readdir(volumesDir);
+      } catch {
+        continue;
+      }
+      for (const escaped of pluginDirs) {
+        const plugin = this.#pluginByName(unescapePluginName(escaped));
+        if (!plugin?.usesPodVolumeDir) {
+          this.#logger.warn({ pod: uid, plugin: escaped }, 'cannot reconstruct volumes of an unknown plugin');
+          continue;
+        }
+        let names: string[];
+        try {
+          names = await fs.readdir(path.join(volumesDir, escaped));
+        } catch {
+          continue;
+        }
+        for (const name of names) {
+          if (this.#asw.get(uid, name)) continue;
+          const dir = path.join(volumesDir, escaped, name);
+          this.#asw.markMounted({
+            podUid: uid,
+            volumeName: name,
+            pluginName: plugin.name,
+            podVolumeDir: dir,
+            hostPath: dir,
+            readOnly: plugin.readOnly,
+            reconstructed: true,
+            // Below any generation: re-projected as soon as the pod is desired again.
+            mountedGeneration: -1,
+          });
+          this.#logger.info(
+            { pod: uid, volume: name, plugin: plugin.name },
+            'reconstructed volume from disk',
+          );
+        }
+      }
+    }
+  }
+}
