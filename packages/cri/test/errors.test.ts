@@ -118,7 +118,7 @@ describe('error mapping', () => {
     const { runtime } = await harness();
     await expect(runtime.runtimeConfig()).rejects.toMatchObject({
       code: 'Unimplemented',
-      details: 'method RuntimeConfig not implemented',
+      details: 'unknown method RuntimeConfig for service runtime.v1.RuntimeService',
     });
   });
 

@@ -82,9 +82,9 @@ describe('pod sandboxes', () => {
     expect((await runtime.listPodSandbox()).items.map((s) => s.id)).toEqual([podSandboxId]);
     await runtime.stopPodSandbox({ podSandboxId });
     await runtime.stopPodSandbox({ podSandboxId }); // idempotent
-    expect((await runtime.podSandboxStatus({ podSandboxId })).status?.state).toBe(
-      PodSandboxState.SANDBOX_NOTREADY,
-    );
+    const stopped = (await runtime.podSandboxStatus({ podSandboxId })).status;
+    expect(stopped?.state).toBe(PodSandboxState.SANDBOX_NOTREADY);
+    expect(stopped?.network?.ip).toBe(''); // containerd reports no IP once the network is torn down
     await runtime.removePodSandbox({ podSandboxId });
     await runtime.removePodSandbox({ podSandboxId }); // idempotent
     expect((await runtime.listPodSandbox()).items).toEqual([]);
@@ -122,7 +122,7 @@ describe('pod sandboxes', () => {
     });
     await expect(runtime.runPodSandbox({ config })).rejects.toMatchObject({
       code: 'Unknown',
-      details: expect.stringContaining('sethostname'),
+      details: expect.stringContaining('unable to set hostname without a private UTS namespace'),
     });
   });
 
@@ -159,7 +159,7 @@ describe('pod sandboxes', () => {
 
 describe('containers', () => {
   test('CREATED → RUNNING → EXITED with timestamps, exit code and reason', async () => {
-    const { runtime } = await harness({ stopExitCode: 143 });
+    const { runtime } = await harness({ stopExitCode: 2 });
     const { podSandboxId } = await runtime.runPodSandbox({
       config: sandboxConfig('p', { logDirectory: '/tmp/x' }),
     });
@@ -181,12 +181,12 @@ describe('containers', () => {
     expect(s?.startedAt).toBeGreaterThanOrEqual(s?.createdAt ?? Number.POSITIVE_INFINITY);
     await expect(runtime.startContainer({ containerId })).rejects.toMatchObject({
       code: 'Unknown',
-      details: 'container is in CONTAINER_RUNNING state',
+      details: expect.stringContaining('container is in CONTAINER_RUNNING state'),
     });
 
     await runtime.stopContainer({ containerId, timeout: 1 });
     s = (await runtime.containerStatus({ containerId })).status;
-    expect(s).toMatchObject({ state: ContainerState.CONTAINER_EXITED, exitCode: 143, reason: 'Error' });
+    expect(s).toMatchObject({ state: ContainerState.CONTAINER_EXITED, exitCode: 2, reason: 'Error' });
     expect(s?.finishedAt).toBeGreaterThanOrEqual(s?.startedAt ?? Number.POSITIVE_INFINITY);
     await runtime.stopContainer({ containerId, timeout: 0 }); // exited: still OK
     await runtime.removeContainer({ containerId });
@@ -243,14 +243,19 @@ describe('containers', () => {
     expect((await runtime.containerStatus({ containerId: other.containerId })).status?.state).toBe(
       ContainerState.CONTAINER_RUNNING,
     );
+    // containerd: no container can be created in a stopped sandbox.
     await expect(
-      runtime
-        .createContainer({ podSandboxId, config: containerConfig('late') })
-        .then(({ containerId: id }) => runtime.startContainer({ containerId: id })),
-    ).rejects.toMatchObject({ details: expect.stringContaining('is not running') });
+      runtime.createContainer({ podSandboxId, config: containerConfig('late') }),
+    ).rejects.toMatchObject({
+      code: 'NotFound',
+      details: expect.stringContaining('no running task found'),
+    });
     await runtime.removePodSandbox({ podSandboxId });
     const left = (await runtime.listContainers()).containers.map((c) => c.id);
     expect(left).toEqual([other.containerId]);
+    // A graceful StopContainer reports SIGTERM's 143 by default.
+    await runtime.stopContainer({ containerId: other.containerId, timeout: 30 });
+    expect((await runtime.containerStatus({ containerId: other.containerId })).status?.exitCode).toBe(143);
   });
 
   test('CreateContainer needs an existing sandbox, a present image and a free name', async () => {
@@ -410,7 +415,7 @@ describe('ExecSync', () => {
     server.exitContainer(containerId, 1);
     await expect(runtime.execSync({ containerId, cmd: ['true'] })).rejects.toMatchObject({
       code: 'Unknown',
-      details: 'container is in CONTAINER_EXITED state',
+      details: 'failed to exec in container: container is in CONTAINER_EXITED state',
     });
     await expect(runtime.execSync({ containerId: 'gone', cmd: ['true'] })).rejects.toMatchObject({
       code: 'NotFound',

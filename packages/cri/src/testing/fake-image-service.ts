@@ -39,12 +39,12 @@ export function normalizeImageRef(ref: string): string {
 export class FakeImageService {
   readonly #images = new Map<string, Image>();
   readonly #registry = new Set<string>();
-  pullUnknownImages: 'NotFound' | 'succeed';
+  pullUnknownImages: 'NotFound' | 'Unknown' | 'succeed';
 
   constructor(options: {
     images?: readonly (string | FakeImage)[];
     registry?: readonly string[];
-    pullUnknownImages?: 'NotFound' | 'succeed';
+    pullUnknownImages?: 'NotFound' | 'Unknown' | 'succeed';
   }) {
     for (const image of options.images ?? []) this.add(image);
     for (const ref of options.registry ?? []) this.#registry.add(normalizeImageRef(ref));
@@ -122,6 +122,13 @@ export class FakeImageService {
           throw new StatusError(
             'NotFound',
             `failed to pull and unpack image "${tag}": failed to resolve reference "${tag}": ${tag}: not found`,
+          );
+        }
+        if (!this.#registry.has(tag) && this.pullUnknownImages === 'Unknown') {
+          const host = tag.slice(0, tag.indexOf('/'));
+          throw new StatusError(
+            'Unknown',
+            `failed to pull and unpack image "${tag}": failed to resolve reference "${tag}": failed to do request: Head "https://${host}/v2/": dial tcp: connect: connection refused`,
           );
         }
         return { imageRef: this.add(tag).id };

@@ -106,6 +106,9 @@ export interface FakeRuntimeOptions {
   stopExitCode: number;
 }
 
+/** Exit code of a container killed without grace (StopPodSandbox, forced removal): SIGKILL. */
+const KILLED_EXIT_CODE = 137;
+
 const CONTAINER_EVENT = ContainerEventType;
 const TERMINATION_MESSAGE_PATH_ANNOTATION = 'io.kubernetes.container.terminationMessagePath';
 
@@ -286,7 +289,7 @@ export class FakeRuntimeService {
   }
 
   #remove(c: ContainerRecord): void {
-    if (c.state === ContainerState.CONTAINER_RUNNING) this.#exit(c, this.#opts.stopExitCode);
+    if (c.state === ContainerState.CONTAINER_RUNNING) this.#exit(c, KILLED_EXIT_CODE);
     this.#containers.delete(c.id);
     this.#names.delete(c.name);
     this.#emit(c, CONTAINER_EVENT.CONTAINER_DELETED_EVENT);
@@ -374,7 +377,7 @@ export class FakeRuntimeService {
           // runc refuses a hostname without a private UTS namespace; the kubelet never sets one.
           throw new StatusError(
             'Unknown',
-            'failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error setting hostname: sethostname: operation not permitted',
+            'failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to set hostname without a private UTS namespace: unknown',
           );
         }
         const id = newId();
@@ -397,10 +400,13 @@ export class FakeRuntimeService {
         const sandbox = this.#sandbox(req.podSandboxId);
         for (const c of this.#containers.values()) {
           if (c.podSandboxId === sandbox.id && c.state === ContainerState.CONTAINER_RUNNING) {
-            this.#exit(c, this.#opts.stopExitCode);
+            // containerd stops them with a zero grace period.
+            this.#exit(c, KILLED_EXIT_CODE);
           }
         }
         sandbox.state = PodSandboxState.SANDBOX_NOTREADY;
+        // containerd tears the network down and reports no IP for a stopped sandbox.
+        sandbox.ip = '';
         return {};
       },
 
@@ -416,7 +422,10 @@ export class FakeRuntimeService {
       },
 
       PodSandboxStatus: (req) => {
-        const sandbox = this.#sandbox(req.podSandboxId);
+        const sandbox =
+          this.#sandboxes.get(req.podSandboxId) ?? this.#byPrefix(this.#sandboxes, req.podSandboxId);
+        if (!sandbox)
+          throw new StatusError('NotFound', 'an error occurred when try to find sandbox: not found');
         return {
           status: this.#sandboxStatus(sandbox),
           info: {},
@@ -442,13 +451,19 @@ export class FakeRuntimeService {
         if (!sandbox) {
           throw new StatusError('NotFound', `failed to find sandbox id "${req.podSandboxId}": not found`);
         }
+        if (sandbox.state !== PodSandboxState.SANDBOX_READY) {
+          throw new StatusError(
+            'NotFound',
+            `failed to get sandbox container task: no running task found: task ${sandbox.id} not found: not found`,
+          );
+        }
         const config = req.config;
         const metadata = config?.metadata;
         if (!config || !metadata) throw new StatusError('Unknown', 'container config must include metadata');
         const ref = config.image?.image ?? '';
         const image = this.#opts.images.resolve(ref);
         if (!image) {
-          throw new StatusError('NotFound', `failed to resolve image "${ref}": image "${ref}": not found`);
+          throw new StatusError('NotFound', `failed to resolve image "${ref}": not found`);
         }
         const id = newId();
         const name = [
@@ -489,7 +504,10 @@ export class FakeRuntimeService {
       StartContainer: (req) => {
         const c = this.#container(req.containerId);
         if (c.state !== ContainerState.CONTAINER_CREATED) {
-          throw new StatusError('Unknown', `container is in ${stateName(c.state)} state`);
+          throw new StatusError(
+            'Unknown',
+            `failed to set starting state for container "${c.id}": container is in ${stateName(c.state)} state`,
+          );
         }
         const sandbox = this.#sandboxes.get(c.podSandboxId);
         if (sandbox?.state !== PodSandboxState.SANDBOX_READY) {
@@ -553,7 +571,10 @@ export class FakeRuntimeService {
       ExecSync: async (req) => {
         const c = this.#container(req.containerId);
         if (c.state !== ContainerState.CONTAINER_RUNNING) {
-          throw new StatusError('Unknown', `container is in ${stateName(c.state)} state`);
+          throw new StatusError(
+            'Unknown',
+            `failed to exec in container: container is in ${stateName(c.state)} state`,
+          );
         }
         const call: ExecCall = { containerId: c.id, cmd: req.cmd, timeout: req.timeout };
         const joined = req.cmd.join(' ');
@@ -577,7 +598,10 @@ export class FakeRuntimeService {
 
       GetContainerEvents: async (_req, stream) => {
         if (!this.containerEvents)
-          throw new StatusError('Unimplemented', 'method GetContainerEvents not implemented');
+          throw new StatusError(
+            'Unimplemented',
+            'unknown method GetContainerEvents for service runtime.v1.RuntimeService',
+          );
         await new Promise<void>((resolve) => {
           const unsubscribe = this.subscribe((event) => stream.write(event));
           stream.signal.addEventListener(
@@ -606,7 +630,10 @@ async function withTimeout<T>(promise: Promise<T>, seconds: number): Promise<T> 
     timer = setTimeout(
       () =>
         reject(
-          new StatusError('DeadlineExceeded', `timeout ${seconds}s exceeded: context deadline exceeded`),
+          new StatusError(
+            'DeadlineExceeded',
+            `failed to exec in container: timeout ${seconds}s exceeded: context deadline exceeded`,
+          ),
         ),
       seconds * 1000,
     );

@@ -42,13 +42,21 @@ export interface InMemoryCriServerOptions {
   images?: readonly (string | FakeImage)[];
   /** Images a PullImage can fetch (besides those already present). */
   registry?: readonly string[];
-  /** PullImage of an image in neither list: fail with NotFound (default) or succeed. */
-  pullUnknownImages?: 'NotFound' | 'succeed';
+  /**
+   * PullImage of an image in neither list: fail with NotFound (default, "not found" from a
+   * registry), fail with Unknown (what containerd here says when no registry is reachable), or
+   * succeed (the image appears).
+   */
+  pullUnknownImages?: 'NotFound' | 'Unknown' | 'succeed';
   /** Implement GetContainerEvents (default false: UNIMPLEMENTED, like containerd 1.6). */
   containerEvents?: boolean;
   /** Pod IPs come from this /16. Default `10.88.0.0/16` (containerd's default CNI range). */
   podSubnet?: string;
-  /** Exit code of a container stopped by StopContainer/StopPodSandbox. Default 137 (SIGKILL). */
+  /**
+   * Exit code of a running container stopped by StopContainer. Default 143 (SIGTERM), what a
+   * busybox `sh -c` container reports on the containerd here. StopPodSandbox and a forced
+   * RemoveContainer always give 137 (SIGKILL, no grace period).
+   */
   stopExitCode?: number;
 }
 
@@ -122,7 +130,7 @@ export class InMemoryCriServer {
       runtimeName: options.runtimeName ?? 'kubelet-kit-in-memory',
       runtimeVersion: options.runtimeVersion ?? '0.1.0',
       podSubnet: options.podSubnet ?? '10.88.0.0/16',
-      stopExitCode: options.stopExitCode ?? 137,
+      stopExitCode: options.stopExitCode ?? 143,
     });
     runtime.conditions.RuntimeReady.status = options.runtimeReady ?? true;
     runtime.conditions.NetworkReady.status = options.networkReady ?? true;
@@ -230,7 +238,8 @@ export class InMemoryCriServer {
       if (fault.remaining <= 0) faults.shift();
       throw new StatusError(fault.grpcStatus, fault.message);
     }
-    if (!handler) throw new StatusError('Unimplemented', `method ${method} not implemented`);
+    if (!handler)
+      throw new StatusError('Unimplemented', `unknown method ${method} for service runtime.v1.${service}`);
     return handler(request, stream);
   }
 
@@ -319,7 +328,7 @@ export class InMemoryCriServer {
   }
 
   /** What PullImage does with an image that is neither present nor in the registry. */
-  setPullUnknownImages(mode: 'NotFound' | 'succeed'): void {
+  setPullUnknownImages(mode: 'NotFound' | 'Unknown' | 'succeed'): void {
     this.#images.pullUnknownImages = mode;
   }
 
