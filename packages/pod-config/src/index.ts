@@ -9,6 +9,7 @@ export * from './common.js';
 export * from './config.js';
 export * from './defaults.js';
 export * from './errors.js';
+export * from './file.js';
 export * from './hash.js';
 export type * from './source.js';
 export * from './validation.js';

@@ -1,0 +1,397 @@
+// The file source: static pods from a directory (or one file) of manifests (upstream
+// `pkg/kubelet/config/file.go`, `file_linux.go`).
+import { watch as fsWatch } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import {
+  type Clock,
+  type EventRecorder,
+  type Logger,
+  noopEventRecorder,
+  noopLogger,
+  type Pod,
+  RealClock,
+  type Timer,
+} from '@kubelet-kit/core';
+import { decodeStaticPods, maxConfigLength } from './common.js';
+import { deepEqual } from './equal.js';
+import { PodSourceError, PodValidationError } from './errors.js';
+import type { PodSource, PodSourceSink } from './source.js';
+
+/** Something that reports changes under a path (node's `fs.watch`, or a fake). */
+export interface FileWatcher {
+  close(): void;
+}
+
+/**
+ * Starts watching `path` (a directory); calls `onChange` with the changed entry's name when
+ * known, and `onError` when the watch breaks.
+ */
+export type WatchFunction = (
+  path: string,
+  onChange: (filename: string | undefined) => void,
+  onError: (err: unknown) => void,
+) => FileWatcher;
+
+/** The default watcher: `fs.watch`, not recursive. */
+export const nodeWatch: WatchFunction = (path, onChange, onError) => {
+  const watcher = fsWatch(path, { persistent: false }, (_event, filename) => onChange(filename ?? undefined));
+  watcher.on('error', onError);
+  return watcher;
+};
+
+/**
+ * The default filter of directory entries: dotfiles (as upstream's `[^.]*` glob) and the swap,
+ * backup and temporary files editors leave beside the file they save.
+ */
+export function isIgnoredManifestName(name: string): boolean {
+  return (
+    name.startsWith('.') ||
+    name.endsWith('~') ||
+    /\.(swp|swo|swx|tmp|part|bak)$/.test(name) ||
+    name === '4913'
+  );
+}
+
+/** Options of {@link FileSource}. */
+export interface FileSourceOptions {
+  /** A directory of manifests, or one manifest file. */
+  readonly path: string;
+  readonly nodeName: string;
+  /** Source name; default `file`. */
+  readonly name?: string;
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+  /** Receives a `FailedValidation` warning per rejected file. */
+  readonly recorder?: EventRecorder;
+  /** Re-list period in ms (upstream `fileCheckFrequency`); default 20 000. */
+  readonly period?: number;
+  /** Quiet time after the last file-system event before re-listing, in ms; default 100. */
+  readonly debounce?: number;
+  /** File-system watcher; default {@link nodeWatch}; `false` to rely on the period only. */
+  readonly watch?: WatchFunction | false;
+  /** Entries to skip; default {@link isIgnoredManifestName}. */
+  readonly ignore?: (name: string) => boolean;
+  /** See `DecodeStaticPodOptions.preventStaticPodAPIReferences`; default true. */
+  readonly preventStaticPodAPIReferences?: boolean;
+  /** Called once for each newly rejected file (again only after its content changes). */
+  readonly onError?: (error: PodValidationError | PodSourceError) => void;
+}
+
+interface CachedFile {
+  readonly content: string;
+  readonly pods?: Pod[];
+  readonly error?: PodValidationError;
+}
+
+/**
+ * Static pods from a directory or a single file: one Pod per file, YAML or JSON; dotfiles and
+ * editor swap files ignored; no recursion. It lists at start, after file-system events
+ * (debounced through the clock, so an editor's write-and-rename gives one listing) and every
+ * `period`. Each listing whose result differs from the last one sent is sent as a SET; a missing
+ * path or an empty directory sends an empty SET. A bad file is reported (logger, event,
+ * `onError`, {@link FileSource.errors}) and skipped; the other files are still sent.
+ */
+export class FileSource implements PodSource {
+  readonly name: string;
+  readonly #options: FileSourceOptions;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #recorder: EventRecorder;
+  readonly #ignore: (name: string) => boolean;
+  readonly #watchFn: WatchFunction | false;
+  #sink: PodSourceSink | undefined;
+  #cache = new Map<string, CachedFile>();
+  #errors: PodValidationError[] = [];
+  #lastSent: Pod[] | undefined;
+  #periodTimer: Timer | undefined;
+  #debounceTimer: Timer | undefined;
+  #watcher: FileWatcher | undefined;
+  #watchKey = '';
+  /** The watched file's name when the path is a single file (or missing). */
+  #singleFile: string | undefined;
+  #running: Promise<void> | undefined;
+  #dirty = false;
+  #stopped = false;
+
+  constructor(options: FileSourceOptions) {
+    this.#options = options;
+    this.name = options.name ?? 'file';
+    this.#clock = options.clock ?? new RealClock();
+    this.#logger = (options.logger ?? noopLogger).child({ source: this.name, path: options.path });
+    this.#recorder = options.recorder ?? noopEventRecorder;
+    this.#ignore = options.ignore ?? isIgnoredManifestName;
+    this.#watchFn = options.watch ?? nodeWatch;
+  }
+
+  /** The files rejected by the latest listing. */
+  get errors(): readonly PodValidationError[] {
+    return this.#errors;
+  }
+
+  /** True while a file-system event waits out the debounce before a re-list. */
+  get relistPending(): boolean {
+    return this.#debounceTimer !== undefined;
+  }
+
+  /** Lists once, then keeps listing on events and every period. Resolves after the first listing. */
+  async start(sink: PodSourceSink): Promise<void> {
+    if (this.#sink) throw new Error('FileSource already started');
+    this.#sink = sink;
+    this.#periodTimer = this.#clock.setInterval(() => this.#request(), this.#options.period ?? 20_000);
+    this.#request();
+    await this.whenIdle();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#periodTimer?.cancel();
+    this.#debounceTimer?.cancel();
+    this.#debounceTimer = undefined;
+    this.#watcher?.close();
+    this.#watcher = undefined;
+    await this.#running;
+  }
+
+  /** Lists now (after any listing in progress) and resolves when done. */
+  async resync(): Promise<void> {
+    this.#request();
+    await this.whenIdle();
+  }
+
+  /** Resolves when no listing runs or waits to run. */
+  async whenIdle(): Promise<void> {
+    while (this.#running) await this.#running;
+  }
+
+  #request(): void {
+    if (this.#stopped) return;
+    if (this.#running) {
+      this.#dirty = true;
+      return;
+    }
+    this.#running = this.#loop().finally(() => {
+      this.#running = undefined;
+    });
+  }
+
+  async #loop(): Promise<void> {
+    do {
+      this.#dirty = false;
+      try {
+        await this.#extractFromPath();
+      } catch (err) {
+        this.#logger.error({ err }, 'Unable to read config path');
+      }
+    } while (this.#dirty && !this.#stopped);
+  }
+
+  #onWatchEvent(filename: string | undefined): void {
+    if (this.#stopped) return;
+    const single = this.#singleFile;
+    if (filename !== undefined) {
+      if (single !== undefined && filename !== single) return;
+      if (single === undefined && this.#ignore(filename)) return;
+    }
+    this.#debounceTimer?.cancel();
+    this.#debounceTimer = this.#clock.setTimeout(() => {
+      this.#debounceTimer = undefined;
+      this.#request();
+    }, this.#options.debounce ?? 100);
+  }
+
+  #ensureWatch(dir: string, single: string | undefined): void {
+    if (this.#watchFn === false || this.#stopped) return;
+    const key = `${dir}\0${single ?? ''}`;
+    if (this.#watcher && this.#watchKey === key) return;
+    // The path changed kind (appeared, or became a directory): watch what it is now.
+    this.#watcher?.close();
+    this.#watcher = undefined;
+    try {
+      this.#watchKey = key;
+      this.#singleFile = single;
+      this.#watcher = this.#watchFn(
+        dir,
+        (filename) => this.#onWatchEvent(filename),
+        (err) => {
+          // A broken watch is re-established on the next listing; the period covers the gap.
+          this.#logger.warn({ err }, 'File watch failed');
+          this.#watcher?.close();
+          this.#watcher = undefined;
+        },
+      );
+    } catch (err) {
+      this.#logger.debug({ err }, 'Unable to watch config path, relying on the period');
+    }
+  }
+
+  async #extractFromPath(): Promise<void> {
+    const path = this.#options.path;
+    let info: Awaited<ReturnType<typeof stat>>;
+    try {
+      info = await stat(path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
+        this.#reportSourceError(
+          new PodSourceError(this.name, path, 'ReadError', String((err as Error).message), { cause: err }),
+        );
+        return;
+      }
+      // A missing path is an empty source, so that the source is marked seen.
+      this.#ensureWatch(dirname(path), basename(path));
+      this.#cache.clear();
+      this.#errors = [];
+      await this.#send([]);
+      return;
+    }
+    if (info.isDirectory()) {
+      this.#ensureWatch(path, undefined);
+      const pods = await this.#extractFromDir(path);
+      await this.#send(pods);
+    } else if (info.isFile()) {
+      this.#ensureWatch(dirname(path), basename(path));
+      const errors: PodValidationError[] = [];
+      const seen = new Set<string>();
+      const pods = await this.#extractFromFile(path, errors, seen);
+      this.#finishListing(errors, seen);
+      await this.#send(pods);
+    } else {
+      this.#reportSourceError(
+        new PodSourceError(this.name, path, 'InvalidPath', 'path is not a directory or file'),
+      );
+    }
+  }
+
+  async #extractFromDir(dir: string): Promise<Pod[]> {
+    let names: string[];
+    try {
+      names = (await readdir(dir)).filter((n) => !this.#ignore(n)).sort();
+    } catch (err) {
+      throw new PodSourceError(this.name, dir, 'ReadError', String((err as Error).message), { cause: err });
+    }
+    const pods: Pod[] = [];
+    const errors: PodValidationError[] = [];
+    const seen = new Set<string>();
+    for (const name of names) {
+      const file = join(dir, name);
+      let info: Awaited<ReturnType<typeof stat>>;
+      try {
+        info = await stat(file);
+      } catch (err) {
+        this.#logger.debug({ file, err }, "Can't get metadata for file");
+        continue;
+      }
+      if (info.isDirectory()) {
+        this.#logger.error({ file }, 'Not recursing into manifest path');
+        continue;
+      }
+      if (!info.isFile()) {
+        this.#logger.debug({ file }, 'Manifest path is not a directory or file');
+        continue;
+      }
+      pods.push(...(await this.#extractFromFile(file, errors, seen, info.size)));
+    }
+    this.#finishListing(errors, seen);
+    return pods;
+  }
+
+  async #extractFromFile(
+    file: string,
+    errors: PodValidationError[],
+    seen: Set<string>,
+    size?: number,
+  ): Promise<Pod[]> {
+    seen.add(file);
+    let content: string;
+    try {
+      const bytes = size ?? (await stat(file)).size;
+      if (bytes > maxConfigLength) {
+        const error = new PodValidationError({ source: this.name, file }, undefined, [
+          {
+            field: '<document>',
+            type: 'Invalid value',
+            detail: `manifest is ${bytes} bytes, more than the ${maxConfigLength} allowed`,
+          },
+        ]);
+        this.#reject(file, `<${bytes} bytes>`, error, errors);
+        return [];
+      }
+      content = await readFile(file, 'utf8');
+    } catch (err) {
+      this.#logger.debug({ file, err }, "Can't read config file");
+      this.#cache.delete(file);
+      return [];
+    }
+    const cached = this.#cache.get(file);
+    if (cached && cached.content === content) {
+      if (cached.error) errors.push(cached.error);
+      return structuredClone(cached.pods ?? []);
+    }
+    try {
+      const pods = decodeStaticPods(content, {
+        nodeName: this.#options.nodeName,
+        source: this.name,
+        file,
+        ...(this.#options.preventStaticPodAPIReferences !== undefined
+          ? { preventStaticPodAPIReferences: this.#options.preventStaticPodAPIReferences }
+          : {}),
+      });
+      this.#cache.set(file, { content, pods });
+      return structuredClone(pods);
+    } catch (err) {
+      const error =
+        err instanceof PodValidationError
+          ? err
+          : new PodValidationError({ source: this.name, file }, undefined, [
+              { field: '<document>', type: 'Invalid value', detail: String((err as Error)?.message ?? err) },
+            ]);
+      this.#reject(file, content, error, errors);
+      return [];
+    }
+  }
+
+  /** Records a rejected file; reports it only when it is new or its content changed. */
+  #reject(file: string, content: string, error: PodValidationError, errors: PodValidationError[]): void {
+    errors.push(error);
+    const cached = this.#cache.get(file);
+    if (cached?.error && cached.content === content) return;
+    this.#cache.set(file, { content, error });
+    this.#logger.warn({ file, field: error.field, err: error.message }, "Can't process config file");
+    this.#recorder.event(
+      {
+        kind: 'Pod',
+        ...(error.object.namespace !== undefined ? { namespace: error.object.namespace } : {}),
+        ...(error.object.name !== undefined ? { name: error.object.name } : {}),
+      },
+      'Warning',
+      'FailedValidation',
+      error.message,
+    );
+    this.#notify(error);
+  }
+
+  #finishListing(errors: PodValidationError[], seen: Set<string>): void {
+    for (const file of this.#cache.keys()) if (!seen.has(file)) this.#cache.delete(file);
+    this.#errors = errors;
+  }
+
+  #reportSourceError(error: PodSourceError): void {
+    this.#logger.error({ err: error.message }, 'Unable to read config path');
+    this.#notify(error);
+  }
+
+  #notify(error: PodValidationError | PodSourceError): void {
+    try {
+      this.#options.onError?.(error);
+    } catch (err) {
+      this.#logger.error({ err }, 'FileSource onError callback threw');
+    }
+  }
+
+  async #send(pods: Pod[]): Promise<void> {
+    if (this.#stopped || !this.#sink) return;
+    if (this.#lastSent !== undefined && deepEqual(this.#lastSent, pods)) return;
+    this.#lastSent = pods;
+    await this.#sink({ op: 'SET', pods: structuredClone(pods), source: this.name });
+  }
+}
