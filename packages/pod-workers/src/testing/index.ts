@@ -5,6 +5,8 @@
  * @packageDocumentation
  */
 
+// The syncer contract the doubles implement, so this entry point's API stands on its own.
+export type { PodStatusFunc, PodSyncContext, PodSyncer, SyncPodResult } from '../types.js';
 export * from './fake-pod-status-cache.js';
 export * from './recording-pod-syncer.js';
 export * from './test-pods.js';

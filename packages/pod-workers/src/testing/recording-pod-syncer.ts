@@ -32,7 +32,7 @@ export interface RecordingPodSyncerOptions {
   readonly hook?: SyncHook;
 }
 
-/** A {@link PodSyncer} that records every call (upstream's test `podSyncer` fakes). */
+/** A `PodSyncer` that records every call (upstream's test `podSyncer` fakes). */
 export class RecordingPodSyncer implements PodSyncer {
   readonly calls: SyncCall[] = [];
   hook: SyncHook | undefined;
