@@ -460,7 +460,7 @@ export class BasicPodWorkers implements PodWorkers {
       this.#logger.warn({ updateType: options.updateType }, 'Pod update has neither a pod nor a running pod');
       return;
     }
-    const log = this.#logger.child({ pod: `${ns}/${name}`, podUID: uid });
+    const log = this.#logger;
 
     const now = this.#clock.now();
     let firstTime = false;
@@ -508,6 +508,7 @@ export class BasicPodWorkers implements PodWorkers {
     if (!firstTime && status.isTerminationRequested() && options.updateType === 'create') {
       status.restartRequested = true;
       log.debug(
+        { podUID: uid },
         'Pod is terminating but has been requested to restart with same UID, will be reconciled later',
       );
       return;
@@ -516,7 +517,10 @@ export class BasicPodWorkers implements PodWorkers {
     if (status.finished) {
       // Unlike upstream (which leaves CompletedCh open here), a kill of a finished pod completes.
       this.#notify(options.killPodOptions?.onCompleted, log);
-      log.debug({ updateType: options.updateType }, 'Pod is finished processing, no further updates');
+      log.debug(
+        { podUID: uid, updateType: options.updateType },
+        'Pod is finished processing, no further updates',
+      );
       return;
     }
 
@@ -594,7 +598,7 @@ export class BasicPodWorkers implements PodWorkers {
     this.#signal(channel);
 
     if ((becameTerminating || wasGracePeriodShortened) && status.abort) {
-      log.debug({ workType: status.workType() }, 'Cancelling current pod sync');
+      log.debug({ podUID: uid, workType: status.workType() }, 'Cancelling current pod sync');
       status.abort.abort(new PodSyncCanceledError());
     }
   }
@@ -829,8 +833,8 @@ export class BasicPodWorkers implements PodWorkers {
       const update = started.update as Update;
       const workType = started.workType as PodWorkerState;
       const signal = started.signal as AbortSignal;
-      const log = this.#logger.child({ podUID: uid, workType });
-      log.debug('Processing pod event');
+      const log = this.#logger;
+      log.debug({ podUID: uid, workType }, 'Processing pod event');
 
       let isTerminal = false;
       let err: unknown;
@@ -846,9 +850,12 @@ export class BasicPodWorkers implements PodWorkers {
       let phaseTransition = false;
       if (err !== undefined && signal.aborted) {
         // A newer update superseded this sync and is already pending.
-        log.info({ err: errorMessage(err) }, 'Sync exited with context cancellation error');
+        log.info(
+          { podUID: uid, workType, err: errorMessage(err) },
+          'Sync exited with context cancellation error',
+        );
       } else if (err !== undefined) {
-        log.error({ err: errorMessage(err) }, 'Error syncing pod, skipping');
+        log.error({ podUID: uid, workType, err: errorMessage(err) }, 'Error syncing pod, skipping');
       } else if (workType === 'terminated') {
         this.#completeTerminated(uid);
         this.#observeDuration('terminated', update.startTime);

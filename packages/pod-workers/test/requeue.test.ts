@@ -234,3 +234,28 @@ test('pod worker duration metric is observed with the oldest pending start time'
   await drainWorkers(workers, h.clock);
   expect(observed).toEqual([['update', 4]]);
 });
+
+test('a failed sync is logged with the pod UID; a cancelled one is not an error', async () => {
+  const { InMemoryLogger } = await import('@kubelet-kit/core');
+  const { BasicPodWorkers } = await import('@kubelet-kit/pod-workers');
+  const { drainWorkers } = await import('@kubelet-kit/pod-workers/testing');
+  const { untilAborted } = await import('./helpers.js');
+  const logger = new InMemoryLogger();
+  const h = harness();
+  h.syncer.hook = (c) => {
+    if (c.uid === 'bad') throw new Error('boom');
+    if (c.uid === 'slow' && c.kind === 'syncPod') return untilAborted(c.signal);
+    return undefined;
+  };
+  const workers = new BasicPodWorkers({ podSyncer: h.syncer, podCache: h.cache, clock: h.clock, logger });
+  workers.updatePod({ updateType: 'create', pod: newNamedPod('bad', 'ns', 'b') });
+  workers.updatePod({ updateType: 'create', pod: newNamedPod('slow', 'ns', 's') });
+  await h.clock.tick(0);
+  workers.updatePod({ updateType: 'kill', pod: newNamedPod('slow', 'ns', 's') });
+  await drainWorkers(workers, h.clock);
+  const errors = logger.records.filter((r) => r.level === 'error');
+  expect(errors).toMatchObject([
+    { message: 'Error syncing pod, skipping', fields: { podUID: 'bad', err: 'boom' } },
+  ]);
+  expect(logger.records.some((r) => r.message === 'Sync exited with context cancellation error')).toBe(true);
+});
