@@ -227,6 +227,7 @@ export class ApiserverSource implements PodSource {
 
   async #run(signal: AbortSignal): Promise<void> {
     let needList = true;
+    let expiredInARow = 0;
     while (!signal.aborted) {
       if (needList) {
         try {
@@ -241,6 +242,7 @@ export class ApiserverSource implements PodSource {
         }
       }
       const outcome = await this.#watchOnce(signal);
+      expiredInARow = outcome.kind === 'expired' ? expiredInARow + 1 : 0;
       switch (outcome.kind) {
         case 'aborted':
           return;
@@ -259,6 +261,8 @@ export class ApiserverSource implements PodSource {
           // Relist from the current state; the old resourceVersion is useless now.
           this.#resourceVersion = '';
           needList = true;
+          // A fresh list's version refused again: do not spin between list and watch.
+          if (expiredInARow > 1) await this.#waitBackoff(signal);
           break;
         case 'stale':
           this.#stats.staleWatches++;

@@ -425,6 +425,25 @@ describe('ApiserverSource', () => {
     },
   );
 
+  it('backs off when even a fresh list’s resourceVersion is refused, instead of spinning', async () => {
+    const h = await setup((api) => {
+      api.apply('ADDED', pod('a'));
+      api.compactedBelow = Number.POSITIVE_INFINITY;
+    });
+    start(h);
+    // The first 410 relists at once; the second waits the backoff.
+    await until(() => expect(h.api.watches).toBe(2));
+    await until(() => expect(h.source.stats().expired).toBe(2));
+    await h.clock.tick(0);
+    expect(h.api.lists).toBe(2);
+    h.clock.advance(799);
+    await h.clock.tick(0);
+    expect(h.api.lists).toBe(2);
+    h.clock.advance(1);
+    await until(() => expect(h.api.lists).toBe(3));
+    expect(h.updates.every((u) => u.op === 'SET' && names(u).join() === 'a')).toBe(true);
+  });
+
   it('restarts a watch that went silent, once the staleness timeout passes on the clock', async () => {
     const h = await setup(
       (api) => {
@@ -459,7 +478,9 @@ describe('ApiserverSource', () => {
     h.clock.advance(50_000);
     const rv = h.api.bookmark();
     await until(() => expect(h.source.resourceVersion).toBe(String(rv)));
-    h.clock.advance(50_000);
+    // tick (not advance) lets a fired watchdog's continuation run before the check.
+    await h.clock.tick(50_000);
+    await h.clock.tick(0);
     expect(h.source.stats().staleWatches).toBe(0);
     expect(h.api.watches).toBe(1);
     h.clock.advance(10_000);
