@@ -580,8 +580,11 @@ describe('syncing to sinks', () => {
 
   it('never deletes mirror pods (TestDoNotDeleteMirrorPods)', async () => {
     const pod = staticPod();
-    const mirror = mirrorOf(pod);
-    mirror.metadata!.deletionTimestamp = '2026-01-01T00:00:00Z';
+    const base = mirrorOf(pod);
+    const mirror: Pod = {
+      ...base,
+      metadata: { ...base.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' },
+    };
     const { manager, sink, clock } = setup({ pods: [pod], mirrors: [mirror], sink: { deletePods: true } });
     sink.addPod(mirror);
     manager.setPodStatus(pod, { phase: 'Failed', containerStatuses: [failed('a'), failed('b')] });

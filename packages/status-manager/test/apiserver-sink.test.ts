@@ -1,0 +1,309 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { FakeClock, type Pod, type PodStatus } from '@kubelet-kit/core';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  ApiserverStatusSink,
+  createMergePatch,
+  newStatusManager,
+  StatusConflictError,
+  type StatusWriteOptions,
+} from '../src/index.js';
+import { FakePodDeletionSafety, FakeStatusPodManager } from '../src/testing/index.js';
+import { failed, running } from './helpers.js';
+
+interface RecordedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly contentType: string | undefined;
+  readonly body: unknown;
+}
+
+type JsonObject = Record<string, unknown>;
+
+function applyMergePatch(target: unknown, patch: unknown): unknown {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
+  const out: JsonObject =
+    typeof target === 'object' && target !== null && !Array.isArray(target)
+      ? { ...(target as JsonObject) }
+      : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = applyMergePatch(out[k], v);
+  }
+  return out;
+}
+
+/** A tiny stand-in for the API server's pod endpoints, recording every request. */
+class FakeApiServer {
+  readonly requests: RecordedRequest[] = [];
+  readonly pods = new Map<string, JsonObject>();
+  conflicts = 0;
+  #server: Server | undefined;
+
+  async start(): Promise<string> {
+    this.#server = createServer((req, res) => void this.#handle(req, res));
+    await new Promise<void>((resolve) => this.#server!.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+  }
+
+  async close(): Promise<void> {
+    this.#server?.closeAllConnections();
+    await new Promise<void>((resolve) => this.#server?.close(() => resolve()));
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const body: unknown = text ? JSON.parse(text) : undefined;
+    const path = (req.url ?? '').split('?')[0] ?? '';
+    this.requests.push({ method: req.method ?? '', path, contentType: req.headers['content-type'], body });
+    const m = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)(\/status)?$/.exec(path);
+    const key = m ? `${m[1]}/${m[2]}` : '';
+    const pod = this.pods.get(key);
+    const send = (code: number, payload: unknown) => {
+      res.writeHead(code, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(payload));
+    };
+    const status = (code: number, reason: string) =>
+      send(code, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason, code });
+    if (!m || !pod) return status(404, 'NotFound');
+    if (req.method === 'GET') return send(200, pod);
+    if (req.method === 'PATCH' && m[3]) {
+      if (this.conflicts > 0) {
+        this.conflicts--;
+        return status(409, 'Conflict');
+      }
+      const patch = body as JsonObject;
+      const uid = (patch.metadata as JsonObject | undefined)?.uid;
+      if (uid !== (pod.metadata as JsonObject).uid) return status(409, 'Conflict');
+      const updated = { ...pod, status: applyMergePatch(pod.status, patch.status) };
+      this.pods.set(key, updated);
+      return send(200, updated);
+    }
+    if (req.method === 'DELETE') {
+      this.pods.delete(key);
+      return send(200, pod);
+    }
+    return status(405, 'MethodNotAllowed');
+  }
+}
+
+function storedStatus(server: FakeApiServer): PodStatus {
+  return (server.pods.get('ns/web')?.status ?? {}) as PodStatus;
+}
+
+function apiFor(server: string): CoreV1Api {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'fake', server, skipTLSVerify: true }],
+    users: [{ name: 'kubelet' }],
+    contexts: [{ name: 'fake', cluster: 'fake', user: 'kubelet' }],
+    currentContext: 'fake',
+  });
+  return kc.makeApiClient(CoreV1Api);
+}
+
+const NOW = '2026-01-01T00:00:10Z';
+
+function apiPod(uid = 'uid-1', extra: JsonObject = {}): JsonObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'web', namespace: 'ns', uid, creationTimestamp: '2026-01-01T00:00:00Z', ...extra },
+    spec: { restartPolicy: 'Never', containers: [{ name: 'a', image: 'img' }] },
+    status: {
+      phase: 'Pending',
+      conditions: [{ type: 'PodScheduled', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z' }],
+      qosClass: 'BestEffort',
+    },
+  };
+}
+
+function writeOptions(over: Partial<StatusWriteOptions> = {}): StatusWriteOptions {
+  return {
+    podUid: 'uid-1',
+    statusUid: 'uid-1',
+    version: 1,
+    podIsFinished: false,
+    delayTransitioningToTerminal: false,
+    now: NOW,
+    ...over,
+  };
+}
+
+const podRef: Pod = { metadata: { name: 'web', namespace: 'ns', uid: 'uid-1' } };
+
+function runningStatus(): PodStatus {
+  return {
+    phase: 'Running',
+    podIP: '10.0.0.5',
+    conditions: [
+      { type: 'Ready', status: 'True', lastTransitionTime: NOW },
+      { type: 'PodScheduled', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z' },
+    ],
+    containerStatuses: [{ ...running('a'), ready: true }],
+  };
+}
+
+describe('ApiserverStatusSink', () => {
+  let server: FakeApiServer;
+  let api: CoreV1Api;
+
+  beforeEach(async () => {
+    server = new FakeApiServer();
+    api = apiFor(await server.start());
+  });
+
+  afterEach(async () => {
+    await server.close();
+  });
+
+  it('reads the pod and patches pods/status with a JSON merge patch carrying the UID', async () => {
+    server.pods.set('ns/web', apiPod());
+    const sink = new ApiserverStatusSink({ api });
+    const result = await sink.write(podRef, runningStatus(), writeOptions());
+    expect(result.outcome).toBe('updated');
+    expect(server.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'GET /api/v1/namespaces/ns/pods/web',
+      'PATCH /api/v1/namespaces/ns/pods/web/status',
+    ]);
+    const patch = server.requests[1]!;
+    expect(patch.contentType).toBe('application/merge-patch+json');
+    expect(patch.body).toEqual({
+      metadata: { uid: 'uid-1' },
+      status: {
+        phase: 'Running',
+        podIP: '10.0.0.5',
+        conditions: [
+          { type: 'Ready', status: 'True', lastTransitionTime: NOW },
+          { type: 'PodScheduled', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z' },
+        ],
+        containerStatuses: [
+          { name: 'a', image: '', imageID: '', ready: true, restartCount: 0, state: { running: {} } },
+        ],
+        // the kubelet does not set qosClass here, so the merge removes it, as upstream's two-way patch does
+        qosClass: null,
+      },
+    });
+    expect(storedStatus(server).phase).toBe('Running');
+    expect(result.pod?.status?.phase).toBe('Running');
+  });
+
+  it('sends nothing when the API status already matches', async () => {
+    server.pods.set('ns/web', { ...apiPod(), status: runningStatus() });
+    const sink = new ApiserverStatusSink({ api });
+    expect((await sink.write(podRef, runningStatus(), writeOptions())).outcome).toBe('unchanged');
+    expect(server.requests.map((r) => r.method)).toEqual(['GET']);
+  });
+
+  it('retries after 409 Conflict, re-reading the pod', async () => {
+    server.pods.set('ns/web', apiPod());
+    server.conflicts = 2;
+    const sink = new ApiserverStatusSink({ api });
+    expect((await sink.write(podRef, runningStatus(), writeOptions())).outcome).toBe('updated');
+    expect(server.requests.map((r) => r.method)).toEqual(['GET', 'PATCH', 'GET', 'PATCH', 'GET', 'PATCH']);
+  });
+
+  it('gives up with a Conflict error after the retries', async () => {
+    server.pods.set('ns/web', apiPod());
+    server.conflicts = 10;
+    const sink = new ApiserverStatusSink({ api, maxConflictRetries: 1 });
+    const err = await sink.write(podRef, runningStatus(), writeOptions()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StatusConflictError);
+    expect((err as StatusConflictError).code).toBe('Conflict');
+    expect(server.requests.filter((r) => r.method === 'PATCH')).toHaveLength(2);
+  });
+
+  it('answers notFound for a missing pod and uidMismatch for a recreated one', async () => {
+    const sink = new ApiserverStatusSink({ api });
+    expect((await sink.write(podRef, runningStatus(), writeOptions())).outcome).toBe('notFound');
+    server.pods.set('ns/web', apiPod('uid-2'));
+    expect((await sink.write(podRef, runningStatus(), writeOptions())).outcome).toBe('uidMismatch');
+    expect(server.requests.some((r) => r.method === 'PATCH')).toBe(false);
+  });
+
+  it('collapses writes of one pod queued behind a write in flight to the newest', async () => {
+    server.pods.set('ns/web', apiPod());
+    const sink = new ApiserverStatusSink({ api });
+    const first = sink.write(podRef, runningStatus(), writeOptions({ version: 1 }));
+    const second = sink.write(podRef, { ...runningStatus(), message: 'two' }, writeOptions({ version: 2 }));
+    const third = sink.write(podRef, { ...runningStatus(), message: 'three' }, writeOptions({ version: 3 }));
+    const outcomes = (await Promise.all([first, second, third])).map((r) => r.outcome);
+    expect(outcomes).toEqual(['updated', 'superseded', 'updated']);
+    expect(server.requests.filter((r) => r.method === 'PATCH')).toHaveLength(2);
+    expect(storedStatus(server).message).toBe('three');
+  });
+
+  it('writes a static pod status through its mirror pod, deleting nothing', async () => {
+    const staticPod: Pod = {
+      metadata: {
+        name: 'web',
+        namespace: 'ns',
+        uid: 'static-1',
+        annotations: { 'kubernetes.io/config.source': 'file', 'kubernetes.io/config.hash': 'static-1' },
+      },
+      spec: { restartPolicy: 'Never', containers: [{ name: 'a', image: 'img' }] },
+    };
+    const mirror = apiPod('mirror-1', {
+      annotations: { 'kubernetes.io/config.mirror': 'static-1' },
+      deletionTimestamp: '2026-01-01T00:00:05Z',
+    });
+    server.pods.set('ns/web', mirror);
+    const podManager = new FakeStatusPodManager({ pods: [staticPod], mirrorPods: [mirror as Pod] });
+    const manager = newStatusManager({
+      podManager,
+      sinks: [new ApiserverStatusSink({ api, deletePods: true })],
+      clock: new FakeClock(),
+    });
+    manager.setPodStatus(staticPod, { phase: 'Failed', containerStatuses: [failed('a')] });
+    manager.terminatePod(staticPod);
+    expect(await manager.syncBatch(false)).toBe(1);
+    expect(server.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'GET /api/v1/namespaces/ns/pods/web',
+      'PATCH /api/v1/namespaces/ns/pods/web/status',
+    ]);
+    expect((server.requests[1]?.body as JsonObject | undefined)?.metadata).toEqual({ uid: 'mirror-1' });
+    expect(manager.getPodStatus('mirror-1')?.phase).toBe('Failed');
+  });
+
+  it('deletes a finished pod with grace 0 and a UID precondition, through the manager', async () => {
+    const pod = apiPod('uid-1', { deletionTimestamp: '2026-01-01T00:00:05Z' });
+    server.pods.set('ns/web', pod);
+    const safety = new FakePodDeletionSafety();
+    const manager = newStatusManager({
+      podManager: new FakeStatusPodManager({ pods: [pod as Pod] }),
+      podDeletionSafety: safety,
+      sinks: [new ApiserverStatusSink({ api, deletePods: true })],
+      clock: new FakeClock(),
+    });
+    safety.setCouldHaveRunningContainers('uid-1', true);
+    manager.setPodStatus(pod as Pod, { phase: 'Failed', containerStatuses: [failed('a')] });
+    await manager.syncBatch(false);
+    // containers may still run: the terminal phase waits, and nothing is deleted
+    expect(storedStatus(server).phase).toBe('Pending');
+
+    safety.setCouldHaveRunningContainers('uid-1', false);
+    manager.terminatePod(pod as Pod);
+    await manager.syncBatch(false);
+    const del = server.requests.find((r) => r.method === 'DELETE');
+    expect(del?.path).toBe('/api/v1/namespaces/ns/pods/web');
+    expect(del?.body).toMatchObject({ gracePeriodSeconds: 0, preconditions: { uid: 'uid-1' } });
+    expect(server.pods.has('ns/web')).toBe(false);
+    expect(manager.getPodStatus('uid-1')).toBeUndefined();
+  });
+});
+
+describe('createMergePatch', () => {
+  it('sets changed fields, nulls removed ones, replaces lists whole, and is undefined when equal', () => {
+    expect(
+      createMergePatch(
+        { a: 1, b: { c: 2, d: 3 }, l: [1, 2], gone: 'x' },
+        { a: 1, b: { c: 2, d: 4 }, l: [1], e: 'new' },
+      ),
+    ).toEqual({ b: { d: 4 }, l: [1], e: 'new', gone: null });
+    expect(createMergePatch({ a: [1], b: {} }, { a: [1], b: {} })).toBeUndefined();
+  });
+});
