@@ -11,6 +11,7 @@ export * from './defaults.js';
 export * from './errors.js';
 export * from './file.js';
 export * from './hash.js';
+export * from './http.js';
 export type * from './source.js';
 export * from './validation.js';
 
