@@ -4,12 +4,22 @@
  * @packageDocumentation
  */
 
+export * from './container-config.js';
+export * from './env.js';
+export * from './errors.js';
 export * from './expansion.js';
+export * from './gc.js';
 export * from './helpers.js';
+export * from './images.js';
 export * from './labels.js';
+export * from './lifecycle.js';
+export * from './logs.js';
 export * from './pod-actions.js';
 export * from './qos.js';
 export * from './resources.js';
+export * from './runtime-manager.js';
+export * from './sandbox-config.js';
+export * from './termination-order.js';
 
 /** Package version. @public */
 export const VERSION = '0.1.0';

@@ -1,0 +1,284 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Container, MountedVolume, Pod, SeccompProfile, SecurityContext } from '@kubelet-kit/core';
+import {
+  type ContainerConfig,
+  type KeyValue,
+  type LinuxContainerSecurityContext,
+  type Mount,
+  MountPropagation,
+  type PartialMessage,
+  SecurityProfile_ProfileType,
+} from '@kubelet-kit/cri';
+import { type EnvContext, makeEnvironmentVariables } from './env.js';
+import { expand, mappingFuncFor } from './expansion.js';
+import { type ContainerType, newContainerAnnotations, newContainerLabels } from './labels.js';
+import { getContainerOOMScoreAdjust } from './qos.js';
+import { calculateLinuxResources, type LinuxResourceOptions } from './resources.js';
+import { buildContainerLogsDirectory, namespacesForPod } from './sandbox-config.js';
+
+// The CRI container config (upstream `generateContainerConfig` in `kuberuntime_container.go`,
+// `kuberuntime_container_linux.go`, `security_context.go`).
+
+/** Thrown when a container config cannot be built; upstream's CreateContainerConfigError. */
+export class ContainerConfigError extends Error {
+  readonly code = 'CreateContainerConfigError';
+  constructor(message: string) {
+    super(message);
+    this.name = 'ContainerConfigError';
+  }
+}
+
+const defaultMaskedPaths = [
+  '/proc/asound',
+  '/proc/acpi',
+  '/proc/kcore',
+  '/proc/keys',
+  '/proc/latency_stats',
+  '/proc/timer_list',
+  '/proc/timer_stats',
+  '/proc/sched_debug',
+  '/proc/scsi',
+  '/sys/firmware',
+  '/sys/devices/virtual/powercap',
+];
+const defaultReadonlyPaths = ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'];
+
+/** The pod's security context overlaid with the container's (upstream `DetermineEffectiveSecurityContext`). */
+export function determineEffectiveSecurityContext(pod: Pod, container: Container): SecurityContext {
+  const p = pod.spec?.securityContext ?? {};
+  const c = container.securityContext ?? {};
+  const eff: SecurityContext = {
+    ...(p.runAsUser !== undefined ? { runAsUser: p.runAsUser } : {}),
+    ...(p.runAsGroup !== undefined ? { runAsGroup: p.runAsGroup } : {}),
+    ...(p.runAsNonRoot !== undefined ? { runAsNonRoot: p.runAsNonRoot } : {}),
+    ...(p.seccompProfile ? { seccompProfile: p.seccompProfile } : {}),
+    ...(p.seLinuxOptions ? { seLinuxOptions: p.seLinuxOptions } : {}),
+  };
+  return {
+    ...eff,
+    ...Object.fromEntries(Object.entries(c).filter(([, v]) => v !== undefined && v !== null)),
+  };
+}
+
+function seccompOf(profile: SeccompProfile | undefined) {
+  switch (profile?.type) {
+    case 'RuntimeDefault':
+      return { profileType: SecurityProfile_ProfileType.RuntimeDefault, localhostRef: '' };
+    case 'Localhost':
+      return {
+        profileType: SecurityProfile_ProfileType.Localhost,
+        localhostRef: profile.localhostProfile ?? '',
+      };
+    default:
+      // Without a profile the kubelet runs containers unconfined (SeccompDefault off).
+      return { profileType: SecurityProfile_ProfileType.Unconfined, localhostRef: '' };
+  }
+}
+
+/** The image's user, as ImageStatus reports it. */
+export interface ImageUser {
+  readonly uid?: number;
+  readonly username: string;
+}
+
+/** Upstream `verifyRunAsNonRoot`. */
+export function verifyRunAsNonRoot(
+  pod: Pod,
+  container: Container,
+  sc: SecurityContext,
+  image: ImageUser,
+): void {
+  if (!sc.runAsNonRoot) return;
+  const who = `pod: "${pod.metadata?.name}_${pod.metadata?.namespace}(${pod.metadata?.uid})", container: ${container.name}`;
+  if (sc.runAsUser !== undefined && sc.runAsUser !== null) {
+    if (sc.runAsUser === 0)
+      throw new ContainerConfigError(`container's runAsUser breaks non-root policy (${who})`);
+    return;
+  }
+  if (image.uid !== undefined) {
+    if (image.uid === 0)
+      throw new ContainerConfigError(`container has runAsNonRoot and image will run as root (${who})`);
+    return;
+  }
+  if (image.username !== '' && !/^\d+$/.test(image.username)) {
+    throw new ContainerConfigError(
+      `container has runAsNonRoot and image has non-numeric user (${image.username}), cannot verify user is non-root (${who})`,
+    );
+  }
+}
+
+/** The container's Linux security context. */
+export function convertToRuntimeSecurityContext(
+  pod: Pod,
+  sc: SecurityContext,
+): PartialMessage<LinuxContainerSecurityContext> {
+  const podSc = pod.spec?.securityContext;
+  const supplementalGroups: number[] = [];
+  if (podSc?.fsGroup !== undefined && podSc.fsGroup !== null) supplementalGroups.push(podSc.fsGroup);
+  supplementalGroups.push(...(podSc?.supplementalGroups ?? []));
+  const privileged = sc.privileged === true;
+  const unmasked = sc.procMount === 'Unmasked';
+  return {
+    privileged,
+    readonlyRootfs: sc.readOnlyRootFilesystem === true,
+    noNewPrivs: sc.allowPrivilegeEscalation === false,
+    capabilities: {
+      addCapabilities: sc.capabilities?.add ?? [],
+      dropCapabilities: sc.capabilities?.drop ?? [],
+      addAmbientCapabilities: [],
+    },
+    namespaceOptions: namespacesForPod(pod),
+    seccomp: seccompOf(sc.seccompProfile),
+    supplementalGroups,
+    maskedPaths: privileged || unmasked ? [] : defaultMaskedPaths,
+    readonlyPaths: privileged || unmasked ? [] : defaultReadonlyPaths,
+    ...(sc.runAsUser !== undefined && sc.runAsUser !== null ? { runAsUser: { value: sc.runAsUser } } : {}),
+    ...(sc.runAsGroup !== undefined && sc.runAsGroup !== null
+      ? { runAsGroup: { value: sc.runAsGroup } }
+      : {}),
+    ...(sc.seLinuxOptions
+      ? {
+          selinuxOptions: {
+            user: sc.seLinuxOptions.user ?? '',
+            role: sc.seLinuxOptions.role ?? '',
+            type: sc.seLinuxOptions.type ?? '',
+            level: sc.seLinuxOptions.level ?? '',
+          },
+        }
+      : {}),
+  };
+}
+
+function propagationOf(mode: string | undefined): MountPropagation {
+  if (mode === 'HostToContainer') return MountPropagation.PROPAGATION_HOST_TO_CONTAINER;
+  if (mode === 'Bidirectional') return MountPropagation.PROPAGATION_BIDIRECTIONAL;
+  return MountPropagation.PROPAGATION_PRIVATE;
+}
+
+/** Container mounts from the pod's mounted volumes (upstream `makeMounts`, without /etc/hosts). */
+export function makeMounts(
+  container: Container,
+  volumes: ReadonlyMap<string, MountedVolume>,
+  env: ReadonlyMap<string, string>,
+): PartialMessage<Mount>[] {
+  const mounts: PartialMessage<Mount>[] = [];
+  for (const vm of container.volumeMounts ?? []) {
+    const vol = volumes.get(vm.name);
+    if (!vol)
+      throw new ContainerConfigError(
+        `cannot find volume "${vm.name}" to mount into container "${container.name}"`,
+      );
+    let subPath = vm.subPath ?? '';
+    if (vm.subPathExpr) subPath = expand(vm.subPathExpr, mappingFuncFor(env));
+    if (subPath && (path.isAbsolute(subPath) || subPath.split('/').includes('..'))) {
+      throw new ContainerConfigError(
+        `invalid subpath "${subPath}" of volume "${vm.name}" in container "${container.name}"`,
+      );
+    }
+    mounts.push({
+      containerPath: vm.mountPath,
+      hostPath: subPath ? path.join(vol.hostPath, subPath) : vol.hostPath,
+      readonly: vm.readOnly === true || vol.readOnly,
+      selinuxRelabel: vol.selinuxRelabel === true,
+      propagation: propagationOf(vm.mountPropagation),
+    });
+  }
+  return mounts;
+}
+
+/** Everything {@link generateContainerConfig} needs besides the pod and container. */
+export interface ContainerConfigContext {
+  readonly containerType: ContainerType;
+  readonly restartCount: number;
+  /** The image reference to run (the runtime's image ID). */
+  readonly imageRef: string;
+  readonly imageUser: ImageUser;
+  readonly env: EnvContext;
+  readonly volumes: ReadonlyMap<string, MountedVolume>;
+  /** `<rootDirectory>/pods/<uid>`: termination message files go under `containers/<name>/`. */
+  readonly podDir: string;
+  readonly podLogsRootDirectory: string;
+  readonly memoryCapacity: number;
+  readonly resources?: LinuxResourceOptions;
+  readonly extraAnnotations?: Readonly<Record<string, string>>;
+}
+
+/** The config and the host file that receives the termination message. */
+export interface GeneratedContainerConfig {
+  readonly config: PartialMessage<ContainerConfig>;
+  readonly terminationMessageFile?: string;
+}
+
+/** Builds the CRI container config; creates the log directory and the termination message file. */
+export async function generateContainerConfig(
+  pod: Pod,
+  container: Container,
+  ctx: ContainerConfigContext,
+): Promise<GeneratedContainerConfig> {
+  const m = pod.metadata ?? {};
+  const sc = determineEffectiveSecurityContext(pod, container);
+  verifyRunAsNonRoot(pod, container, sc, ctx.imageUser);
+  const env = await makeEnvironmentVariables(pod, container, ctx.env);
+  const mapping = mappingFuncFor(env);
+  const mounts = makeMounts(container, ctx.volumes, env);
+
+  const logDir = buildContainerLogsDirectory(
+    ctx.podLogsRootDirectory,
+    m.namespace ?? '',
+    m.name ?? '',
+    m.uid ?? '',
+    container.name,
+  );
+  await fs.mkdir(logDir, { recursive: true, mode: 0o755 });
+
+  let terminationMessageFile: string | undefined;
+  const terminationMessagePath = container.terminationMessagePath ?? '/dev/termination-log';
+  if (terminationMessagePath) {
+    const dir = path.join(ctx.podDir, 'containers', container.name);
+    await fs.mkdir(dir, { recursive: true, mode: 0o750 });
+    terminationMessageFile = path.join(dir, randomBytes(4).toString('hex'));
+    await fs.writeFile(terminationMessageFile, '', { mode: 0o666 });
+    // The umask may have narrowed the mode; the container's user must be able to write.
+    await fs.chmod(terminationMessageFile, 0o666);
+    mounts.push({
+      containerPath: terminationMessagePath,
+      hostPath: terminationMessageFile,
+      readonly: false,
+      selinuxRelabel: false,
+      propagation: MountPropagation.PROPAGATION_PRIVATE,
+    });
+  }
+
+  const envs: KeyValue[] = [...env].map(([key, value]) => ({ key, value }));
+  const config: PartialMessage<ContainerConfig> = {
+    metadata: { name: container.name, attempt: ctx.restartCount },
+    image: { image: ctx.imageRef, userSpecifiedImage: container.image ?? '' },
+    command: (container.command ?? []).map((c) => expand(c, mapping)),
+    args: (container.args ?? []).map((a) => expand(a, mapping)),
+    workingDir: container.workingDir ?? '',
+    envs,
+    mounts,
+    labels: newContainerLabels(container, pod),
+    annotations: newContainerAnnotations(
+      container,
+      pod,
+      ctx.restartCount,
+      ctx.containerType,
+      ctx.extraAnnotations,
+    ),
+    logPath: path.join(container.name, `${ctx.restartCount}.log`),
+    stdin: container.stdin === true,
+    stdinOnce: container.stdinOnce === true,
+    tty: container.tty === true,
+    linux: {
+      resources: {
+        ...calculateLinuxResources(container, ctx.resources),
+        oomScoreAdj: getContainerOOMScoreAdjust(pod, container, ctx.memoryCapacity),
+      },
+      securityContext: convertToRuntimeSecurityContext(pod, sc),
+    },
+  };
+  return terminationMessageFile ? { config, terminationMessageFile } : { config };
+}

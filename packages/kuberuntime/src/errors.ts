@@ -1,0 +1,35 @@
+// Errors with upstream's reason strings as `code`, so callers can switch on them.
+
+/** Reason codes of kuberuntime errors (upstream's strings). */
+export type KubeRuntimeErrorCode =
+  | 'ErrImagePull'
+  | 'ImagePullBackOff'
+  | 'ErrImageNeverPull'
+  | 'ImageInspectError'
+  | 'InvalidImageName'
+  | 'CrashLoopBackOff'
+  | 'CreateContainerConfigError'
+  | 'CreateContainerError'
+  | 'RunContainerError'
+  | 'PostStartHookError'
+  | 'PreStopHookError'
+  | 'KillContainerError'
+  | 'KillPodSandboxError'
+  | 'CreatePodSandboxError'
+  | 'ConfigPodSandboxError';
+
+/** A failed step of a sync: `code` is upstream's reason, `message` the detail shown to users. */
+export class KubeRuntimeError extends Error {
+  readonly code: KubeRuntimeErrorCode;
+  constructor(code: KubeRuntimeErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'KubeRuntimeError';
+    this.code = code;
+  }
+}
+
+/** The message of an unknown thrown value. */
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return (err as { details?: string }).details ?? err.message;
+  return String(err);
+}

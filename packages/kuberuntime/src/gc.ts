@@ -1,0 +1,140 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Clock, Logger, RuntimeGarbageCollectOptions } from '@kubelet-kit/core';
+import { ContainerState, type RuntimeServiceClient } from '@kubelet-kit/cri';
+import { errorMessage } from './errors.js';
+import { getContainerInfoFromLabels } from './labels.js';
+
+// Container garbage collection (upstream `kuberuntime_gc.go`).
+
+/** Which pods' runtime leftovers may go (upstream `podStateProvider`, implemented by the pod workers). */
+export interface PodStateProvider {
+  /** The pod is gone (deleted and terminated, evicted, or never known once sources are ready). */
+  shouldPodContentBeRemoved(uid: string): boolean;
+  /** The pod is terminated, so its containers and sandboxes may go even if it still exists. */
+  shouldPodRuntimeBeRemoved(uid: string): boolean;
+}
+
+/** Options of {@link containerGC}. */
+export interface ContainerGCOptions extends RuntimeGarbageCollectOptions {
+  readonly runtimeService: Pick<
+    RuntimeServiceClient,
+    'listContainers' | 'listPodSandbox' | 'removePodSandbox' | 'stopPodSandbox'
+  >;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly podLogsRootDirectory: string;
+  readonly podStateProvider: PodStateProvider;
+  readonly removeContainer: (id: string, signal?: AbortSignal) => Promise<void>;
+}
+
+interface GCInfo {
+  readonly id: string;
+  readonly createdAt: number;
+}
+
+/** Removes dead containers beyond the policy, oldest first, and dead sandboxes of removed pods. */
+export async function containerGC(o: ContainerGCOptions): Promise<void> {
+  const { runtimeService: rs, signal, podStateProvider: psp } = o;
+  const { containers } = await rs.listContainers({}, { signal });
+  const now = o.clock.now();
+
+  // Evictable: not running and old enough, grouped per (pod, container name), newest first.
+  const units = new Map<string, GCInfo[]>();
+  const uidOfUnit = new Map<string, string>();
+  for (const c of containers) {
+    if (c.state === ContainerState.CONTAINER_RUNNING) continue;
+    const createdAt = Math.floor(c.createdAt / 1e6);
+    if (now - createdAt < o.policy.minAgeMs) continue;
+    const info = getContainerInfoFromLabels(c.labels);
+    const key = `${info.podUid}/${info.containerName}`;
+    uidOfUnit.set(key, info.podUid);
+    const list = units.get(key) ?? [];
+    list.push({ id: c.id, createdAt });
+    units.set(key, list);
+  }
+  for (const list of units.values()) list.sort((a, b) => b.createdAt - a.createdAt);
+
+  const remove = async (items: GCInfo[]) => {
+    for (const item of items) {
+      await o
+        .removeContainer(item.id, signal)
+        .catch((err: unknown) =>
+          o.logger.warn({ containerId: item.id, err: errorMessage(err) }, 'failed to remove container'),
+        );
+    }
+  };
+  const removeOldest = async (list: GCInfo[], keep: number) => {
+    if (list.length > keep) await remove(list.splice(Math.max(0, keep)));
+  };
+
+  // Containers of removed pods all go, once every source has been seen.
+  if (o.allSourcesReady) {
+    for (const [key, list] of units) {
+      const uid = uidOfUnit.get(key) ?? '';
+      if (
+        psp.shouldPodContentBeRemoved(uid) ||
+        (o.evictNonDeletedPods && psp.shouldPodRuntimeBeRemoved(uid))
+      ) {
+        await removeOldest(list, 0);
+        units.delete(key);
+      }
+    }
+  }
+  if (o.policy.maxPerPodContainer >= 0) {
+    for (const list of units.values()) await removeOldest(list, o.policy.maxPerPodContainer);
+  }
+  const total = () => [...units.values()].reduce((n, l) => n + l.length, 0);
+  if (o.policy.maxContainers >= 0 && total() > o.policy.maxContainers) {
+    const nonEmpty = [...units.values()].filter((l) => l.length > 0).length;
+    const perUnit = Math.max(1, Math.floor(o.policy.maxContainers / Math.max(1, nonEmpty)));
+    for (const list of units.values()) await removeOldest(list, perUnit);
+    const excess = total() - o.policy.maxContainers;
+    if (excess > 0) {
+      const flat = [...units.values()].flat().sort((a, b) => b.createdAt - a.createdAt);
+      await remove(flat.slice(flat.length - excess));
+    }
+  }
+
+  // Sandboxes: a pod keeps its newest, unless it was removed; never a ready one or one with containers.
+  const { containers: after } = await rs.listContainers({}, { signal });
+  const withContainers = new Set(after.map((c) => c.podSandboxId));
+  const { items } = await rs.listPodSandbox({}, { signal });
+  const byPod = new Map<string, { id: string; createdAt: number; active: boolean }[]>();
+  for (const s of items) {
+    const uid = s.metadata?.uid || getContainerInfoFromLabels(s.labels).podUid;
+    const list = byPod.get(uid) ?? [];
+    list.push({ id: s.id, createdAt: s.createdAt, active: s.state === 0 || withContainers.has(s.id) });
+    byPod.set(uid, list);
+  }
+  for (const [uid, list] of byPod) {
+    list.sort((a, b) => b.createdAt - a.createdAt);
+    const removed =
+      psp.shouldPodContentBeRemoved(uid) || (o.evictNonDeletedPods && psp.shouldPodRuntimeBeRemoved(uid));
+    const candidates = removed ? list : list.slice(1);
+    for (const s of candidates) {
+      if (s.active) continue;
+      await rs
+        .removePodSandbox({ podSandboxId: s.id }, { signal })
+        .catch((err: unknown) =>
+          o.logger.warn({ sandboxId: s.id, err: errorMessage(err) }, 'failed to remove sandbox'),
+        );
+    }
+  }
+
+  // Log directories of removed pods.
+  if (o.allSourcesReady) {
+    let dirs: string[] = [];
+    try {
+      dirs = await fs.readdir(o.podLogsRootDirectory);
+    } catch {
+      dirs = [];
+    }
+    for (const dir of dirs) {
+      const uid = dir.split('_')[2];
+      if (uid && psp.shouldPodContentBeRemoved(uid)) {
+        await fs.rm(path.join(o.podLogsRootDirectory, dir), { recursive: true, force: true });
+      }
+    }
+  }
+}

@@ -1,0 +1,309 @@
+import {
+  Backoff,
+  type Clock,
+  type Container,
+  type EventObjectRef,
+  type EventRecorder,
+  type Logger,
+  type Pod,
+  type Secret,
+} from '@kubelet-kit/core';
+import type { AuthConfig, ImageServiceClient, PartialMessage, PodSandboxConfig } from '@kubelet-kit/cri';
+import PQueue from 'p-queue';
+import { errorMessage, KubeRuntimeError } from './errors.js';
+
+// Image pulls with policy and backoff (upstream `pkg/kubelet/images`).
+
+/** The ImageService calls kuberuntime makes. */
+export type ImageService = Pick<ImageServiceClient, 'imageStatus' | 'pullImage' | 'listImages'>;
+
+/** Upstream's image pull backoff: 10 s doubling to 300 s, per pod UID and image. */
+export const imageBackOffInitialMs = 10_000;
+export const imageBackOffMaxMs = 300_000;
+
+/** Thrown for a reference that cannot be parsed (upstream ErrInvalidImageName). */
+const referencePattern =
+  /^(?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:]+\])(?::[0-9]+)?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$/;
+
+/** Parts of an image reference. */
+export interface ParsedImageReference {
+  /** Registry host (with port); `docker.io` when none. */
+  readonly domain: string;
+  readonly path: string;
+  readonly tag: string;
+  readonly digest: string;
+}
+
+/** Parses a Docker image reference; undefined when it is not one. */
+export function parseImageReference(image: string): ParsedImageReference | undefined {
+  if (!image || !referencePattern.test(image)) return undefined;
+  let rest = image;
+  let digest = '';
+  const at = rest.indexOf('@');
+  if (at >= 0) {
+    digest = rest.slice(at + 1);
+    rest = rest.slice(0, at);
+  }
+  let tag = '';
+  const colon = rest.lastIndexOf(':');
+  if (colon > rest.lastIndexOf('/')) {
+    tag = rest.slice(colon + 1);
+    rest = rest.slice(0, colon);
+  }
+  const slash = rest.indexOf('/');
+  const first = slash >= 0 ? rest.slice(0, slash) : '';
+  const hasDomain =
+    slash >= 0 &&
+    (first.includes('.') || first.includes(':') || first === 'localhost' || first !== first.toLowerCase());
+  return {
+    domain: hasDomain ? first : 'docker.io',
+    path: hasDomain ? rest.slice(slash + 1) : rest,
+    tag,
+    digest,
+  };
+}
+
+/** Adds `:latest` to a reference with neither tag nor digest (upstream `applyDefaultImageTag`). */
+export function applyDefaultImageTag(image: string): string {
+  const ref = parseImageReference(image);
+  if (!ref)
+    throw new KubeRuntimeError(
+      'InvalidImageName',
+      `couldn't parse image name "${image}": invalid reference format`,
+    );
+  return ref.tag || ref.digest ? image : `${image}:latest`;
+}
+
+/** The pull policy, defaulted as the API server does: Always for `:latest` or no tag, else IfNotPresent. */
+export function pullPolicyOf(container: Container): 'Always' | 'IfNotPresent' | 'Never' {
+  const policy = container.imagePullPolicy;
+  if (policy === 'Always' || policy === 'IfNotPresent' || policy === 'Never') return policy;
+  const ref = parseImageReference(container.image ?? '');
+  if (ref && !ref.digest && (ref.tag === '' || ref.tag === 'latest')) return 'Always';
+  return 'IfNotPresent';
+}
+
+/** Upstream `shouldPullImage`. */
+export function shouldPullImage(policy: 'Always' | 'IfNotPresent' | 'Never', present: boolean): boolean {
+  if (policy === 'Never') return false;
+  return policy === 'Always' || !present;
+}
+
+const dockerHubKeys = ['docker.io', 'index.docker.io', 'https://index.docker.io/v1/', 'registry-1.docker.io'];
+
+function hostOfKey(key: string): string {
+  return key.replace(/^https?:\/\//, '').replace(/\/.*$/, '');
+}
+
+/**
+ * CRI auth entries from pull secrets whose registry matches the image (upstream builds a
+ * keyring from `.dockerconfigjson` and `.dockercfg` secrets; matching here is by host and path
+ * prefix).
+ */
+export function pullSecretsToAuth(image: string, secrets: readonly Secret[]): PartialMessage<AuthConfig>[] {
+  const ref = parseImageReference(image);
+  if (!ref) return [];
+  const target = `${ref.domain}/${ref.path}`;
+  const out: PartialMessage<AuthConfig>[] = [];
+  for (const secret of secrets) {
+    const data = secret.data ?? {};
+    let auths: Record<string, Record<string, string>> = {};
+    try {
+      if (data['.dockerconfigjson']) {
+        auths = JSON.parse(Buffer.from(data['.dockerconfigjson'], 'base64').toString()).auths ?? {};
+      } else if (data['.dockercfg']) {
+        auths = JSON.parse(Buffer.from(data['.dockercfg'], 'base64').toString());
+      }
+    } catch {
+      continue;
+    }
+    for (const [key, entry] of Object.entries(auths)) {
+      const host = hostOfKey(key);
+      const keyPath = key.replace(/^https?:\/\//, '');
+      const hub = ref.domain === 'docker.io' && dockerHubKeys.some((k) => hostOfKey(k) === host);
+      if (
+        !hub &&
+        !(target === keyPath || target.startsWith(`${keyPath.replace(/\/$/, '')}/`) || host === keyPath)
+      )
+        continue;
+      let { username = '', password = '' } = entry;
+      if (entry.auth && !username) {
+        const decoded = Buffer.from(entry.auth, 'base64').toString();
+        const sep = decoded.indexOf(':');
+        if (sep > 0) {
+          username = decoded.slice(0, sep);
+          password = decoded.slice(sep + 1);
+        }
+      }
+      out.push({
+        username,
+        password,
+        serverAddress: host,
+        identityToken: entry.identitytoken ?? '',
+        registryToken: entry.registrytoken ?? '',
+      });
+    }
+  }
+  return out;
+}
+
+/** Options of {@link ImageManager}. */
+export interface ImageManagerOptions {
+  readonly imageService: ImageService;
+  readonly clock: Clock;
+  readonly recorder: EventRecorder;
+  readonly logger: Logger;
+  /** Pulls at once; 1 (the default) pulls serially, as upstream's `serializeImagePulls`. */
+  readonly maxParallelImagePulls?: number;
+  readonly backOff?: Backoff;
+}
+
+/** What {@link ImageManager.ensureImageExists} needs. */
+export interface EnsureImageOptions {
+  readonly pod: Pod;
+  readonly container: Container;
+  readonly pullSecrets: readonly Secret[];
+  readonly sandboxConfig?: PartialMessage<PodSandboxConfig>;
+  readonly objectRef: EventObjectRef;
+  readonly signal?: AbortSignal;
+}
+
+/** The image ensured: its ID, and the runtime's user for it (for runAsNonRoot). */
+export interface EnsuredImage {
+  readonly imageRef: string;
+  readonly uid?: number;
+  readonly username: string;
+}
+
+/** Ensures images exist under their pull policy, with a per pod+image backoff (upstream `imageManager`). */
+export class ImageManager {
+  readonly #svc: ImageService;
+  readonly #clock: Clock;
+  readonly #recorder: EventRecorder;
+  readonly #logger: Logger;
+  readonly #queue: PQueue;
+  /** The pull backoff, keyed `<podUID>_<image>`. */
+  readonly backOff: Backoff;
+
+  constructor(options: ImageManagerOptions) {
+    this.#svc = options.imageService;
+    this.#clock = options.clock;
+    this.#recorder = options.recorder;
+    this.#logger = options.logger;
+    this.#queue = new PQueue({ concurrency: Math.max(1, options.maxParallelImagePulls ?? 1) });
+    this.backOff =
+      options.backOff ??
+      new Backoff({ clock: options.clock, initialMs: imageBackOffInitialMs, maxMs: imageBackOffMaxMs });
+  }
+
+  /** Pulls waiting or running. */
+  get pendingPulls(): number {
+    return this.#queue.size + this.#queue.pending;
+  }
+
+  async #inspect(image: string, signal?: AbortSignal): Promise<EnsuredImage | undefined> {
+    const res = await this.#svc.imageStatus({ image: { image } }, { signal });
+    if (!res.image?.id) return undefined;
+    return {
+      imageRef: res.image.id,
+      username: res.image.username,
+      ...(res.image.uid ? { uid: res.image.uid.value } : {}),
+    };
+  }
+
+  /** Upstream `EnsureImageExists`; throws {@link KubeRuntimeError} with upstream's reasons. */
+  async ensureImageExists(o: EnsureImageOptions): Promise<EnsuredImage> {
+    const { container, objectRef: ref } = o;
+    const requested = container.image ?? '';
+    let image: string;
+    try {
+      image = applyDefaultImageTag(requested);
+    } catch (err) {
+      const msg = `Failed to apply default image tag "${requested}": ${errorMessage(err)}`;
+      this.#recorder.event(ref, 'Warning', 'InspectFailed', msg);
+      throw new KubeRuntimeError('InvalidImageName', msg);
+    }
+    let present: EnsuredImage | undefined;
+    try {
+      present = await this.#inspect(image, o.signal);
+    } catch (err) {
+      const msg = `Failed to inspect image "${requested}": ${errorMessage(err)}`;
+      this.#recorder.event(ref, 'Warning', 'InspectFailed', msg);
+      throw new KubeRuntimeError('ImageInspectError', msg, { cause: err });
+    }
+    const policy = pullPolicyOf(container);
+    if (!shouldPullImage(policy, present !== undefined)) {
+      if (present) {
+        this.#recorder.event(
+          ref,
+          'Normal',
+          'Pulled',
+          `Container image "${requested}" already present on machine`,
+        );
+        return present;
+      }
+      const msg = `Container image "${requested}" is not present with pull policy of Never`;
+      this.#recorder.event(ref, 'Warning', 'ErrImageNeverPull', msg);
+      throw new KubeRuntimeError('ErrImageNeverPull', msg);
+    }
+    const key = `${o.pod.metadata?.uid ?? ''}_${requested}`;
+    if (this.backOff.isInBackOffSinceUpdate(key, this.#clock.now())) {
+      const msg = `Back-off pulling image "${requested}"`;
+      this.#recorder.event(ref, 'Normal', 'BackOff', msg);
+      throw new KubeRuntimeError('ImagePullBackOff', msg);
+    }
+    this.#recorder.event(ref, 'Normal', 'Pulling', `Pulling image "${requested}"`);
+    const queued = this.#clock.now();
+    let started = queued;
+    try {
+      const pulled = await this.#queue.add(
+        async () => {
+          started = this.#clock.now();
+          return this.#pull(image, o);
+        },
+        { signal: o.signal },
+      );
+      const now = this.#clock.now();
+      this.#recorder.event(
+        ref,
+        'Normal',
+        'Pulled',
+        `Successfully pulled image "${requested}" in ${((now - started) / 1000).toFixed(3)}s (${((now - queued) / 1000).toFixed(3)}s including waiting)`,
+      );
+      this.backOff.gc();
+      return pulled;
+    } catch (err) {
+      if (o.signal?.aborted) throw err;
+      const msg = `Failed to pull image "${requested}": ${errorMessage(err)}`;
+      this.#recorder.event(ref, 'Warning', 'Failed', msg);
+      this.backOff.next(key, this.#clock.now());
+      this.#logger.debug({ image: requested, err: errorMessage(err) }, 'image pull failed');
+      throw new KubeRuntimeError('ErrImagePull', errorMessage(err), { cause: err });
+    }
+  }
+
+  async #pull(image: string, o: EnsureImageOptions): Promise<EnsuredImage> {
+    const auths = pullSecretsToAuth(image, o.pullSecrets);
+    const attempts: (PartialMessage<AuthConfig> | undefined)[] = auths.length > 0 ? auths : [undefined];
+    let lastErr: unknown;
+    // Each matching credential is tried in turn, as upstream's keyring lookups.
+    for (const auth of attempts) {
+      try {
+        const res = await this.#svc.pullImage(
+          {
+            image: { image },
+            ...(auth ? { auth } : {}),
+            ...(o.sandboxConfig ? { sandboxConfig: o.sandboxConfig } : {}),
+          },
+          { signal: o.signal },
+        );
+        const inspected = await this.#inspect(res.imageRef || image, o.signal).catch(() => undefined);
+        return inspected ?? { imageRef: res.imageRef, username: '' };
+      } catch (err) {
+        lastErr = err;
+        if (o.signal?.aborted) break;
+      }
+    }
+    throw lastErr;
+  }
+}

@@ -1,0 +1,1134 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  Backoff,
+  type Clock,
+  type CommandRunner,
+  CommandTimeoutError,
+  type Container,
+  type ContainerID,
+  type EventObjectRef,
+  type EventRecorder,
+  type ExecResult,
+  formatContainerID,
+  getPodFullName,
+  type Logger,
+  noopEventRecorder,
+  noopLogger,
+  type ObjectGetter,
+  type Pod,
+  type PodSyncResult,
+  type ProbeResultsReader,
+  RealClock,
+  type RunInContainerOptions,
+  type Runtime,
+  type RuntimeCondition,
+  type RuntimeContainer,
+  type RuntimeContainerState,
+  type RuntimeContainerStatus,
+  type RuntimeGarbageCollectOptions,
+  type RuntimeGetPodStatusOptions,
+  type RuntimeKillPodOptions,
+  type RuntimePod,
+  type RuntimePodStatus,
+  type RuntimeSandboxStatus,
+  type RuntimeSyncPodOptions,
+  type RuntimeVersion,
+  type SyncResult,
+  type VolumeProvider,
+} from '@kubelet-kit/core';
+import {
+  ContainerState,
+  type ContainerStatus as CriContainerStatus,
+  CriError,
+  type PodSandboxStatus as CriPodSandboxStatus,
+  ImageServiceClient,
+  NamespaceMode,
+  type PartialMessage,
+  type PodSandboxConfig,
+  PodSandboxState,
+  RuntimeServiceClient,
+} from '@kubelet-kit/cri';
+import { ContainerConfigError, generateContainerConfig } from './container-config.js';
+import { EnvError } from './env.js';
+import { errorMessage, KubeRuntimeError } from './errors.js';
+import { containerGC, type PodStateProvider } from './gc.js';
+import { findContainerStatusByName, getStableKey, isRestartableInitContainer } from './helpers.js';
+import { ImageManager, type ImageService } from './images.js';
+import {
+  type ContainerType,
+  getContainerInfoFromAnnotations,
+  getContainerInfoFromLabels,
+  podUIDLabel,
+} from './labels.js';
+import { HandlerRunner } from './lifecycle.js';
+import {
+  calcRestartCountByLogDir,
+  maxContainerTerminationMessageLength,
+  readLastStringFromContainerLogs,
+  readTail,
+} from './logs.js';
+import { type ContainerKillReason, computePodActions, type PodActions } from './pod-actions.js';
+import {
+  buildContainerLogsDirectory,
+  type DNSOptions,
+  defaultPodLogsRootDirectory,
+  generatePodSandboxConfig,
+} from './sandbox-config.js';
+import { TerminationOrdering } from './termination-order.js';
+
+/** The RuntimeService calls kuberuntime makes (a {@link RuntimeServiceClient} fits). */
+export type RuntimeService = Pick<
+  RuntimeServiceClient,
+  | 'version'
+  | 'status'
+  | 'runPodSandbox'
+  | 'stopPodSandbox'
+  | 'removePodSandbox'
+  | 'podSandboxStatus'
+  | 'listPodSandbox'
+  | 'createContainer'
+  | 'startContainer'
+  | 'stopContainer'
+  | 'removeContainer'
+  | 'listContainers'
+  | 'containerStatus'
+  | 'execSync'
+>;
+
+/** Upstream `minimumGracePeriodInSeconds`: a container always gets 2 s to stop. */
+export const minimumGracePeriodInSeconds = 2;
+/** The kubelet's crash-loop backoff: 10 s doubling to 300 s, reset after 10 minutes of running. */
+export const crashLoopBackOffInitialMs = 10_000;
+export const crashLoopBackOffMaxMs = 300_000;
+export const crashLoopBackOffResetMs = 600_000;
+
+/** A crash-loop backoff with the kubelet's settings (initial and max can be changed, as the kubelet's config). */
+export function newCrashLoopBackOff(options: { clock: Clock; initialMs?: number; maxMs?: number }): Backoff {
+  return new Backoff({
+    clock: options.clock,
+    initialMs: options.initialMs ?? crashLoopBackOffInitialMs,
+    maxMs: options.maxMs ?? crashLoopBackOffMaxMs,
+    // Whatever the cap, a container that ran 10 minutes starts over.
+    hasExpired: (eventTime, lastUpdate) => eventTime - lastUpdate > crashLoopBackOffResetMs,
+  });
+}
+
+/** Go's `time.Duration.String()` for whole milliseconds: `10s`, `1m20s`, `5m0s`. */
+export function formatGoDuration(ms: number): string {
+  if (ms === 0) return '0s';
+  if (ms < 1000) return `${ms}ms`;
+  const h = Math.floor(ms / 3_600_000);
+  const m = Math.floor((ms % 3_600_000) / 60_000);
+  const s = (ms % 60_000) / 1000;
+  const sec = `${Number.isInteger(s) ? s : s.toString()}s`;
+  if (h > 0) return `${h}h${m}m${sec}`;
+  if (m > 0) return `${m}m${sec}`;
+  return sec;
+}
+
+/** Options of {@link KubeGenericRuntimeManager}. */
+export interface KubeGenericRuntimeManagerOptions {
+  /** The CRI RuntimeService; or give `endpoint`. */
+  readonly runtimeService?: RuntimeService;
+  /** The CRI ImageService; defaults to one on `imageEndpoint` or `endpoint`. */
+  readonly imageService?: ImageService;
+  /** A CRI endpoint (`unix:///run/containerd/containerd.sock`) to dial when no services are given. */
+  readonly endpoint?: string;
+  readonly imageEndpoint?: string;
+  /** The runtime's name for container IDs (`containerd`); read from Version when absent. */
+  readonly runtimeName?: string;
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+  readonly recorder?: EventRecorder;
+  /** Liveness results by container ID, for computePodActions. */
+  readonly livenessManager?: ProbeResultsReader;
+  /** Startup results by container ID, for computePodActions. */
+  readonly startupManager?: ProbeResultsReader;
+  /** Mounted volumes of pods; without it a container with volume mounts fails to start. */
+  readonly volumeProvider?: VolumeProvider;
+  /** ConfigMaps and Secrets for env; without it references to them fail (unless optional). */
+  readonly objectGetter?: ObjectGetter;
+  /** Which pods' leftovers garbage collection may remove. */
+  readonly podStateProvider?: PodStateProvider;
+  /** The kubelet root (`/var/lib/kubelet`): termination message files go under `pods/<uid>/containers`. */
+  readonly rootDirectory?: string;
+  /** Default `/var/log/pods`. */
+  readonly podLogsRootDirectory?: string;
+  readonly nodeName?: string;
+  /** The node's IPs, for status.hostIP(s). */
+  readonly nodeIPs?: readonly string[];
+  /** The sandbox cgroup parent, or a function of the pod. Default: empty (the runtime decides). */
+  readonly cgroupParent?: string | ((pod: Pod) => string);
+  readonly dns?: DNSOptions;
+  /** Machine memory for the burstable OOM score; default `os.totalmem()`. */
+  readonly memoryCapacity?: number;
+  readonly cpuCFSQuota?: boolean;
+  readonly cpuCFSQuotaPeriod?: number;
+  /** Parallel image pulls; 1 (default) pulls serially. */
+  readonly maxParallelImagePulls?: number;
+  /** The image pull backoff (default 10 s → 300 s). */
+  readonly imageBackOff?: Backoff;
+  /** Bound on an httpGet lifecycle hook with no grace period to bound it. Default 2 minutes. */
+  readonly httpHookTimeoutMs?: number;
+}
+
+interface StartSpec {
+  readonly container: Container;
+  readonly type: ContainerType;
+}
+
+function nsToMs(ns: number): number {
+  return Math.floor(ns / 1e6);
+}
+
+function stateOf(state: ContainerState): RuntimeContainerState {
+  switch (state) {
+    case ContainerState.CONTAINER_CREATED:
+      return 'created';
+    case ContainerState.CONTAINER_RUNNING:
+      return 'running';
+    case ContainerState.CONTAINER_EXITED:
+      return 'exited';
+    default:
+      return 'unknown';
+  }
+}
+
+function podDesc(pod: Pod): string {
+  return `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}(${pod.metadata?.uid ?? ''})`;
+}
+
+/** The container's spec in the pod, with which list it came from. */
+export function getContainerSpec(pod: Pod, name: string): StartSpec | undefined {
+  const init = pod.spec?.initContainers?.find((c) => c.name === name);
+  if (init) return { container: init, type: 'init' };
+  const main = pod.spec?.containers?.find((c) => c.name === name);
+  if (main) return { container: main, type: 'container' };
+  const eph = pod.spec?.ephemeralContainers?.find((c) => c.name === name);
+  if (eph) return { container: eph as Container, type: 'ephemeral' };
+  return undefined;
+}
+
+function fieldPath(type: ContainerType, name: string): string {
+  const list =
+    type === 'init' ? 'initContainers' : type === 'ephemeral' ? 'ephemeralContainers' : 'containers';
+  return `spec.${list}{${name}}`;
+}
+
+/** Only running containers, and every sandbox (upstream `ConvertPodStatusToRunningPod`). */
+export function convertPodStatusToRunningPod(status: RuntimePodStatus): RuntimePod {
+  return {
+    id: status.id,
+    name: status.name,
+    namespace: status.namespace,
+    createdAt: status.sandboxStatuses[0]?.createdAt ?? 0,
+    containers: status.containerStatuses
+      .filter((c) => c.state === 'running')
+      .map((c) => ({
+        id: c.id,
+        name: c.name,
+        image: c.image,
+        imageId: c.imageId,
+        hash: c.hash,
+        state: c.state,
+      })),
+    sandboxes: status.sandboxStatuses.map((s) => ({
+      id: { type: status.containerStatuses[0]?.id.type ?? '', id: s.id },
+      name: s.name,
+      image: '',
+      imageId: '',
+      hash: '',
+      state: s.state === 'ready' ? 'running' : 'exited',
+    })),
+  };
+}
+
+/**
+ * The kubelet's generic runtime manager over CRI (upstream `kubeGenericRuntimeManager`):
+ * computes what a pod needs and drives sandboxes, containers, images and hooks to get there.
+ */
+export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
+  readonly #rs: RuntimeService;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #recorder: EventRecorder;
+  readonly #opts: KubeGenericRuntimeManagerOptions;
+  readonly #images: ImageManager;
+  readonly #hooks: HandlerRunner;
+  readonly #podLogsRoot: string;
+  readonly #rootDir: string;
+  #runtimeName: string;
+  readonly #owned: { close(): void }[] = [];
+
+  constructor(options: KubeGenericRuntimeManagerOptions) {
+    this.#opts = options;
+    this.#clock = options.clock ?? new RealClock();
+    this.#logger = options.logger ?? noopLogger;
+    this.#recorder = options.recorder ?? noopEventRecorder;
+    let rs = options.runtimeService;
+    let is = options.imageService;
+    if (!rs) {
+      if (!options.endpoint)
+        throw new TypeError('KubeGenericRuntimeManager needs runtimeService or endpoint');
+      const client = new RuntimeServiceClient({ endpoint: options.endpoint });
+      this.#owned.push(client);
+      rs = client;
+    }
+    if (!is) {
+      const endpoint = options.imageEndpoint ?? options.endpoint;
+      if (!endpoint) throw new TypeError('KubeGenericRuntimeManager needs imageService or an endpoint');
+      const client = new ImageServiceClient({ endpoint });
+      this.#owned.push(client);
+      is = client;
+    }
+    this.#rs = rs;
+    this.#runtimeName = options.runtimeName ?? '';
+    this.#podLogsRoot = options.podLogsRootDirectory ?? defaultPodLogsRootDirectory;
+    this.#rootDir = options.rootDirectory ?? '/var/lib/kubelet';
+    this.#images = new ImageManager({
+      imageService: is,
+      clock: this.#clock,
+      recorder: this.#recorder,
+      logger: this.#logger,
+      ...(options.maxParallelImagePulls !== undefined
+        ? { maxParallelImagePulls: options.maxParallelImagePulls }
+        : {}),
+      ...(options.imageBackOff ? { backOff: options.imageBackOff } : {}),
+    });
+    this.#hooks = new HandlerRunner({
+      commandRunner: this,
+      clock: this.#clock,
+      ...(options.httpHookTimeoutMs !== undefined ? { httpTimeoutMs: options.httpHookTimeoutMs } : {}),
+    });
+  }
+
+  /** The image pull backoff (keyed `<podUID>_<image>`). */
+  get imageBackOff(): Backoff {
+    return this.#images.backOff;
+  }
+
+  /** Closes the CRI clients this manager dialled itself. */
+  close(): void {
+    for (const c of this.#owned) c.close();
+  }
+
+  type(): string {
+    return this.#runtimeName;
+  }
+
+  async #ensureRuntimeName(signal?: AbortSignal): Promise<string> {
+    if (!this.#runtimeName) this.#runtimeName = (await this.#rs.version({}, { signal })).runtimeName;
+    return this.#runtimeName;
+  }
+
+  async version(signal?: AbortSignal): Promise<RuntimeVersion> {
+    const v = await this.#rs.version({}, { signal });
+    if (!this.#runtimeName) this.#runtimeName = v.runtimeName;
+    return {
+      runtimeName: v.runtimeName,
+      runtimeVersion: v.runtimeVersion,
+      runtimeApiVersion: v.runtimeApiVersion,
+    };
+  }
+
+  async status(signal?: AbortSignal): Promise<readonly RuntimeCondition[]> {
+    const res = await this.#rs.status({}, { signal });
+    return (res.status?.conditions ?? []).map((c) => ({
+      type: c.type,
+      status: c.status,
+      reason: c.reason,
+      message: c.message,
+    }));
+  }
+
+  // ---- CommandRunner ------------------------------------------------------------------------
+
+  async runInContainer(o: RunInContainerOptions): Promise<ExecResult> {
+    const timeout = o.timeoutMs > 0 ? Math.ceil(o.timeoutMs / 1000) : 0;
+    try {
+      const res = await this.#rs.execSync(
+        { containerId: o.containerId, cmd: [...o.cmd], timeout },
+        { signal: o.signal, ...(o.timeoutMs > 0 ? { timeoutMs: o.timeoutMs + 2000 } : {}) },
+      );
+      return { stdout: res.stdout, stderr: res.stderr, exitCode: res.exitCode };
+    } catch (err) {
+      if (CriError.is(err, 'DeadlineExceeded'))
+        throw new CommandTimeoutError(`command timed out: ${err.details}`);
+      throw err;
+    }
+  }
+
+  // ---- status -------------------------------------------------------------------------------
+
+  #toSandboxStatus(s: CriPodSandboxStatus): RuntimeSandboxStatus {
+    const hostNetwork = s.linux?.namespaces?.options?.network === NamespaceMode.NODE;
+    const ips = s.network?.ip ? [s.network.ip, ...s.network.additionalIps.map((a) => a.ip)] : [];
+    return {
+      id: s.id,
+      name: s.metadata?.name ?? '',
+      namespace: s.metadata?.namespace ?? '',
+      uid: s.metadata?.uid ?? '',
+      attempt: s.metadata?.attempt ?? 0,
+      state: s.state === PodSandboxState.SANDBOX_READY ? 'ready' : 'notready',
+      createdAt: nsToMs(s.createdAt),
+      ips: hostNetwork ? [] : ips,
+      hostNetwork,
+      labels: s.labels,
+      annotations: s.annotations,
+    };
+  }
+
+  async #toContainerStatus(s: CriContainerStatus, runtimeName: string): Promise<RuntimeContainerStatus> {
+    const labeled = getContainerInfoFromLabels(s.labels);
+    const annotated = getContainerInfoFromAnnotations(s.annotations);
+    const state = stateOf(s.state);
+    let message = state === 'exited' ? s.message : '';
+    const exitCode = state === 'exited' ? s.exitCode : 0;
+    const reason = state === 'exited' ? s.reason : '';
+    if (state === 'exited') {
+      const fallbackToLogs =
+        annotated.terminationMessagePolicy === 'FallbackToLogsOnError' &&
+        exitCode !== 0 &&
+        reason !== 'ContainerCannotRun';
+      let tMessage = '';
+      const mount = annotated.terminationMessagePath
+        ? s.mounts.find((m) => m.containerPath === annotated.terminationMessagePath)
+        : undefined;
+      if (mount) tMessage = await readTail(mount.hostPath, maxContainerTerminationMessageLength);
+      if (!tMessage && fallbackToLogs && s.logPath)
+        tMessage = await readLastStringFromContainerLogs(s.logPath);
+      if (tMessage) message = message ? `${message}: ${tMessage}` : tMessage;
+    }
+    return {
+      id: { type: runtimeName, id: s.id },
+      name: labeled.containerName || s.metadata?.name || '',
+      state,
+      createdAt: nsToMs(s.createdAt),
+      startedAt: state === 'created' ? 0 : nsToMs(s.startedAt),
+      finishedAt: state === 'exited' ? nsToMs(s.finishedAt) : 0,
+      exitCode,
+      image: s.image?.userSpecifiedImage || s.image?.image || '',
+      imageId: s.imageRef || s.imageId,
+      imageRef: s.imageRef,
+      hash: annotated.hash,
+      restartCount: annotated.restartCount,
+      reason,
+      message,
+    };
+  }
+
+  async getPodStatus(o: RuntimeGetPodStatusOptions): Promise<RuntimePodStatus> {
+    const signal = o.signal;
+    const runtimeName = await this.#ensureRuntimeName(signal);
+    const timestamp = this.#clock.now();
+    const selector = { [podUIDLabel]: o.uid };
+    const [sandboxList, containerList] = await Promise.all([
+      this.#rs.listPodSandbox({ filter: { labelSelector: selector } }, { signal }),
+      this.#rs.listContainers({ filter: { labelSelector: selector } }, { signal }),
+    ]);
+    const sandboxItems = [...sandboxList.items].sort((a, b) => b.createdAt - a.createdAt);
+    const sandboxStatuses: RuntimeSandboxStatus[] = [];
+    for (const item of sandboxItems) {
+      try {
+        const res = await this.#rs.podSandboxStatus({ podSandboxId: item.id }, { signal });
+        if (res.status) sandboxStatuses.push(this.#toSandboxStatus(res.status));
+      } catch (err) {
+        if (!CriError.is(err, 'NotFound')) throw err;
+      }
+    }
+    const newest = sandboxStatuses[0];
+    const ips = newest && newest.state === 'ready' ? newest.ips : [];
+    const containerStatuses: RuntimeContainerStatus[] = [];
+    for (const c of containerList.containers) {
+      try {
+        const res = await this.#rs.containerStatus({ containerId: c.id }, { signal });
+        if (res.status) containerStatuses.push(await this.#toContainerStatus(res.status, runtimeName));
+      } catch (err) {
+        // Removed between the list and the status call.
+        if (!CriError.is(err, 'NotFound')) throw err;
+      }
+    }
+    containerStatuses.sort((a, b) => b.createdAt - a.createdAt);
+    return {
+      id: o.uid,
+      name: o.name,
+      namespace: o.namespace,
+      ips,
+      containerStatuses,
+      sandboxStatuses,
+      timestamp,
+    };
+  }
+
+  async getPods(all: boolean, signal?: AbortSignal): Promise<RuntimePod[]> {
+    const runtimeName = await this.#ensureRuntimeName(signal);
+    const [sandboxes, containers] = await Promise.all([
+      this.#rs.listPodSandbox(all ? {} : { filter: { state: { state: PodSandboxState.SANDBOX_READY } } }, {
+        signal,
+      }),
+      this.#rs.listContainers(all ? {} : { filter: { state: { state: ContainerState.CONTAINER_RUNNING } } }, {
+        signal,
+      }),
+    ]);
+    interface Building {
+      id: string;
+      name: string;
+      namespace: string;
+      createdAt: number;
+      containers: RuntimeContainer[];
+      sandboxes: RuntimeContainer[];
+    }
+    const pods = new Map<string, Building>();
+    const podOf = (uid: string, name: string, namespace: string): Building => {
+      let p = pods.get(uid);
+      if (!p) {
+        p = { id: uid, name, namespace, createdAt: 0, containers: [], sandboxes: [] };
+        pods.set(uid, p);
+      }
+      return p;
+    };
+    for (const s of [...sandboxes.items].sort((a, b) => b.createdAt - a.createdAt)) {
+      const info = getContainerInfoFromLabels(s.labels);
+      const uid = info.podUid || s.metadata?.uid || '';
+      if (!uid) continue;
+      const p = podOf(uid, s.metadata?.name ?? info.podName, s.metadata?.namespace ?? info.podNamespace);
+      p.createdAt = Math.max(p.createdAt, nsToMs(s.createdAt));
+      p.sandboxes.push({
+        id: { type: runtimeName, id: s.id },
+        name: s.metadata?.name ?? '',
+        image: '',
+        imageId: '',
+        hash: '',
+        state: s.state === PodSandboxState.SANDBOX_READY ? 'running' : 'exited',
+      });
+    }
+    for (const c of [...containers.containers].sort((a, b) => b.createdAt - a.createdAt)) {
+      const info = getContainerInfoFromLabels(c.labels);
+      if (!info.podUid) continue;
+      const p = podOf(info.podUid, info.podName, info.podNamespace);
+      p.containers.push({
+        id: { type: runtimeName, id: c.id },
+        name: info.containerName,
+        image: c.image?.userSpecifiedImage || c.image?.image || '',
+        imageId: c.imageRef || c.imageId,
+        hash: getContainerInfoFromAnnotations(c.annotations).hash,
+        state: stateOf(c.state),
+      });
+    }
+    return [...pods.values()];
+  }
+
+  // ---- syncPod ------------------------------------------------------------------------------
+
+  /** The actions the next sync would take for this pod (computePodActions with this manager's probes). */
+  computePodActions(pod: Pod, podStatus: RuntimePodStatus): PodActions {
+    return computePodActions(pod, podStatus, {
+      ...(this.#opts.livenessManager ? { liveness: this.#opts.livenessManager } : {}),
+      ...(this.#opts.startupManager ? { startup: this.#opts.startupManager } : {}),
+    });
+  }
+
+  #podRef(pod: Pod): EventObjectRef {
+    return {
+      kind: 'Pod',
+      namespace: pod.metadata?.namespace ?? '',
+      name: pod.metadata?.name ?? '',
+      uid: pod.metadata?.uid ?? '',
+    };
+  }
+
+  #containerRef(pod: Pod, spec: StartSpec): EventObjectRef {
+    return { ...this.#podRef(pod), fieldPath: fieldPath(spec.type, spec.container.name) };
+  }
+
+  #cgroupParent(pod: Pod): string {
+    const c = this.#opts.cgroupParent;
+    return typeof c === 'function' ? c(pod) : (c ?? '');
+  }
+
+  /** The sandbox config this manager would use for the pod (exported for tools and benchmarks). */
+  generatePodSandboxConfig(pod: Pod, attempt: number): PartialMessage<PodSandboxConfig> {
+    return generatePodSandboxConfig(pod, attempt, {
+      ...(this.#opts.dns ?? {}),
+      podLogsRootDirectory: this.#podLogsRoot,
+      cgroupParent: this.#cgroupParent(pod),
+    });
+  }
+
+  async syncPod(o: RuntimeSyncPodOptions): Promise<PodSyncResult> {
+    const { pod, podStatus, signal } = o;
+    const results: SyncResult[] = [];
+    const done = (syncError?: Error): PodSyncResult =>
+      syncError ? { syncResults: results, syncError } : { syncResults: results };
+    await this.#ensureRuntimeName(signal);
+
+    // Step 1: what to do.
+    const actions = this.computePodActions(pod, podStatus);
+    this.#logger.debug(
+      { pod: podDesc(pod), actions: { ...actions, containersToKill: [...actions.containersToKill.keys()] } },
+      'computePodActions',
+    );
+    if (actions.createSandbox && actions.sandboxId) {
+      this.#recorder.event(
+        this.#podRef(pod),
+        'Normal',
+        'SandboxChanged',
+        'Pod sandbox changed, it will be killed and re-created.',
+      );
+    }
+
+    // Step 2: kill the pod, or just the unwanted containers.
+    if (actions.killPod) {
+      const kill = await this.#killPodWithSyncResult(
+        pod,
+        convertPodStatusToRunningPod(podStatus),
+        undefined,
+        signal,
+      );
+      results.push(...kill.syncResults);
+      if (kill.syncResults.some((r) => r.error !== undefined)) return done();
+      if (actions.createSandbox) await this.#purgeInitContainers(pod, podStatus, signal);
+    } else {
+      for (const [, info] of actions.containersToKill) {
+        try {
+          await this.killContainer({
+            pod,
+            containerId: info.containerId,
+            containerName: info.name,
+            message: info.message,
+            reason: info.reason,
+            ...(signal ? { signal } : {}),
+          });
+          results.push({ action: 'KillContainer', target: info.name, message: '' });
+        } catch (err) {
+          results.push({
+            action: 'KillContainer',
+            target: info.name,
+            error: 'KillContainerError',
+            message: errorMessage(err),
+          });
+          this.#logger.error(
+            { pod: podDesc(pod), container: info.name, err: errorMessage(err) },
+            'killContainer for pod failed',
+          );
+          return done();
+        }
+      }
+    }
+
+    // Step 3: keep only the newest instance of each init container.
+    await this.#pruneInitContainersBeforeStart(pod, podStatus, signal);
+
+    // Step 4: the sandbox.
+    let podSandboxId = actions.sandboxId;
+    let podIPs = [...podStatus.ips];
+    if (actions.createSandbox) {
+      const target = getPodFullName(pod);
+      try {
+        podSandboxId = await this.#createPodSandbox(pod, actions.attempt, signal);
+        results.push({ action: 'CreatePodSandbox', target, message: '' });
+      } catch (err) {
+        const message = `Failed to create pod sandbox: ${errorMessage(err)}`;
+        results.push({ action: 'CreatePodSandbox', target, error: 'CreatePodSandboxError', message });
+        // A pod that is being deleted needs no sandbox; no event for it.
+        if (!pod.metadata?.deletionTimestamp) {
+          this.#recorder.event(this.#podRef(pod), 'Warning', 'FailedCreatePodSandBox', message);
+        }
+        return done();
+      }
+      try {
+        const res = await this.#rs.podSandboxStatus({ podSandboxId }, { signal });
+        if (!pod.spec?.hostNetwork && res.status) podIPs = [...this.#toSandboxStatus(res.status).ips];
+      } catch (err) {
+        this.#recorder.event(
+          this.#podRef(pod),
+          'Warning',
+          'FailedStatusPodSandBox',
+          `Unable to get pod sandbox status: ${errorMessage(err)}`,
+        );
+        return done(err instanceof Error ? err : new Error(String(err)));
+      }
+    }
+
+    // Step 5: the sandbox config that image pulls and containers are created with.
+    const sandboxConfig = this.generatePodSandboxConfig(pod, actions.attempt);
+
+    const start = async (spec: StartSpec): Promise<boolean> => {
+      const name = spec.container.name;
+      const backoff = this.#doBackOff(pod, spec, podStatus, o.backOff);
+      if (backoff) {
+        results.push({ action: 'StartContainer', target: name, error: 'CrashLoopBackOff', message: backoff });
+        return false;
+      }
+      try {
+        await this.#startContainer(
+          podSandboxId,
+          sandboxConfig,
+          spec,
+          pod,
+          podStatus,
+          o.pullSecrets,
+          podIPs,
+          signal,
+        );
+        results.push({ action: 'StartContainer', target: name, message: '' });
+        return true;
+      } catch (err) {
+        const code = err instanceof KubeRuntimeError ? err.code : 'RunContainerError';
+        results.push({ action: 'StartContainer', target: name, error: code, message: errorMessage(err) });
+        return false;
+      }
+    };
+
+    // Step 6: ephemeral containers, errors ignored.
+    for (const idx of actions.ephemeralContainersToStart) {
+      const c = pod.spec?.ephemeralContainers?.[idx];
+      if (c) await start({ container: c as Container, type: 'ephemeral' });
+    }
+    // Step 7: init containers, in order; a failed regular init container ends the sync.
+    for (const idx of actions.initContainersToStart) {
+      const c = pod.spec?.initContainers?.[idx];
+      if (!c) continue;
+      const ok = await start({ container: c, type: 'init' });
+      if (!ok && !isRestartableInitContainer(c)) return done();
+    }
+    // Step 8: main containers, each attempted.
+    for (const idx of actions.containersToStart) {
+      const c = pod.spec?.containers?.[idx];
+      if (c) await start({ container: c, type: 'container' });
+    }
+    return done();
+  }
+
+  /** The crash-loop message while the container waits out its backoff; undefined to go ahead. */
+  #doBackOff(pod: Pod, spec: StartSpec, podStatus: RuntimePodStatus, backOff: Backoff): string | undefined {
+    const c = spec.container;
+    const last = podStatus.containerStatuses.find((s) => s.name === c.name && s.state === 'exited');
+    if (!last) return undefined;
+    const key = getStableKey(pod, c);
+    if (backOff.isInBackOffSince(key, last.finishedAt)) {
+      this.#recorder.event(
+        this.#containerRef(pod, spec),
+        'Warning',
+        'BackOff',
+        `Back-off restarting failed container ${c.name} in pod ${podDesc(pod)}`,
+      );
+      return `back-off ${formatGoDuration(backOff.get(key))} restarting failed container=${c.name} pod=${podDesc(pod)}`;
+    }
+    backOff.next(key, last.finishedAt);
+    return undefined;
+  }
+
+  async #createPodSandbox(pod: Pod, attempt: number, signal?: AbortSignal): Promise<string> {
+    const config = this.generatePodSandboxConfig(pod, attempt);
+    if (config.logDirectory) await fs.mkdir(config.logDirectory, { recursive: true, mode: 0o755 });
+    const res = await this.#rs.runPodSandbox({ config }, { signal });
+    return res.podSandboxId;
+  }
+
+  #podDir(pod: Pod): string {
+    return path.join(this.#rootDir, 'pods', pod.metadata?.uid ?? '');
+  }
+
+  async #startContainer(
+    podSandboxId: string,
+    sandboxConfig: PartialMessage<PodSandboxConfig>,
+    spec: StartSpec,
+    pod: Pod,
+    podStatus: RuntimePodStatus,
+    pullSecrets: RuntimeSyncPodOptions['pullSecrets'],
+    podIPs: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const container = spec.container;
+    const ref = this.#containerRef(pod, spec);
+    // Step 1: the image.
+    let image: Awaited<ReturnType<ImageManager['ensureImageExists']>>;
+    try {
+      image = await this.#images.ensureImageExists({
+        pod,
+        container,
+        pullSecrets,
+        sandboxConfig,
+        objectRef: ref,
+        ...(signal ? { signal } : {}),
+      });
+    } catch (err) {
+      this.#recorder.event(ref, 'Warning', 'Failed', `Error: ${errorMessage(err)}`);
+      throw err;
+    }
+    // Step 2: the restart count, from the last instance or else from the log directory.
+    const m = pod.metadata ?? {};
+    const last = findContainerStatusByName(podStatus, container.name);
+    const restartCount = last
+      ? last.restartCount + 1
+      : await calcRestartCountByLogDir(
+          buildContainerLogsDirectory(
+            this.#podLogsRoot,
+            m.namespace ?? '',
+            m.name ?? '',
+            m.uid ?? '',
+            container.name,
+          ),
+        );
+    // Step 3: the config.
+    let config: Awaited<ReturnType<typeof generateContainerConfig>>['config'];
+    try {
+      const generated = await generateContainerConfig(pod, container, {
+        containerType: spec.type,
+        restartCount,
+        imageRef: image.imageRef,
+        imageUser: { username: image.username, ...(image.uid !== undefined ? { uid: image.uid } : {}) },
+        env: {
+          nodeName: this.#opts.nodeName ?? os.hostname(),
+          podIP: podIPs[0] ?? '',
+          podIPs,
+          hostIPs: this.#opts.nodeIPs ?? [],
+          ...(this.#opts.objectGetter ? { objectGetter: this.#opts.objectGetter } : {}),
+          ...(signal ? { signal } : {}),
+        },
+        volumes: this.#opts.volumeProvider?.getMountedVolumesForPod(m.uid ?? '') ?? new Map(),
+        podDir: this.#podDir(pod),
+        podLogsRootDirectory: this.#podLogsRoot,
+        memoryCapacity: this.#opts.memoryCapacity ?? os.totalmem(),
+        resources: {
+          ...(this.#opts.cpuCFSQuota !== undefined ? { cpuCFSQuota: this.#opts.cpuCFSQuota } : {}),
+          ...(this.#opts.cpuCFSQuotaPeriod !== undefined
+            ? { cpuCFSQuotaPeriod: this.#opts.cpuCFSQuotaPeriod }
+            : {}),
+        },
+      });
+      config = generated.config;
+    } catch (err) {
+      const message = errorMessage(err);
+      this.#recorder.event(ref, 'Warning', 'Failed', `Error: ${message}`);
+      if (err instanceof ContainerConfigError || err instanceof EnvError) {
+        throw new KubeRuntimeError('CreateContainerConfigError', message, { cause: err });
+      }
+      throw new KubeRuntimeError('CreateContainerConfigError', message, { cause: err });
+    }
+    // Step 4: create.
+    let containerId: string;
+    try {
+      containerId = (await this.#rs.createContainer({ podSandboxId, config, sandboxConfig }, { signal }))
+        .containerId;
+    } catch (err) {
+      this.#recorder.event(ref, 'Warning', 'Failed', `Error: ${errorMessage(err)}`);
+      throw new KubeRuntimeError('CreateContainerError', errorMessage(err), { cause: err });
+    }
+    this.#recorder.event(ref, 'Normal', 'Created', `Created container: ${container.name}`);
+    // Step 5: start.
+    try {
+      await this.#rs.startContainer({ containerId }, { signal });
+    } catch (err) {
+      this.#recorder.event(ref, 'Warning', 'Failed', `Error: ${errorMessage(err)}`);
+      throw new KubeRuntimeError('RunContainerError', errorMessage(err), { cause: err });
+    }
+    this.#recorder.event(ref, 'Normal', 'Started', `Started container ${container.name}`);
+    // Step 6: postStart; its failure kills the container.
+    const postStart = container.lifecycle?.postStart;
+    if (postStart) {
+      const cid: ContainerID = { type: this.#runtimeName, id: containerId };
+      try {
+        await this.#hooks.run(
+          { containerId: cid, pod, container, podIP: podIPs[0] ?? '', ...(signal ? { signal } : {}) },
+          postStart,
+        );
+      } catch (err) {
+        // The hook's own message stays out of the event: it may hold secrets.
+        this.#recorder.event(ref, 'Warning', 'FailedPostStartHook', 'PostStartHook failed');
+        try {
+          await this.killContainer({
+            pod,
+            containerId: cid,
+            containerName: container.name,
+            message: 'FailedPostStartHook',
+            reason: 'FailedPostStartHook',
+            ...(signal ? { signal } : {}),
+          });
+        } catch (killErr) {
+          this.#logger.error(
+            { container: container.name, err: errorMessage(killErr) },
+            'failed to kill container after postStart failure',
+          );
+        }
+        throw new KubeRuntimeError('PostStartHookError', errorMessage(err), { cause: err });
+      }
+    }
+  }
+
+  // ---- kill ---------------------------------------------------------------------------------
+
+  /** Restores the pod and container fields killContainer needs from the container's labels. */
+  async #restoreSpecsFromContainerLabels(
+    containerId: ContainerID,
+    signal?: AbortSignal,
+  ): Promise<{ pod: Pod; container: Container }> {
+    const res = await this.#rs.containerStatus({ containerId: containerId.id }, { signal });
+    const s = res.status;
+    if (!s) throw new Error(`container status is nil for ${formatContainerID(containerId)}`);
+    const l = getContainerInfoFromLabels(s.labels);
+    const a = getContainerInfoFromAnnotations(s.annotations);
+    const pod: Pod = {
+      metadata: {
+        name: l.podName,
+        namespace: l.podNamespace,
+        uid: l.podUid,
+        ...(a.podDeletionGracePeriod !== undefined
+          ? { deletionGracePeriodSeconds: a.podDeletionGracePeriod }
+          : {}),
+      },
+      spec: {
+        containers: [],
+        ...(a.podTerminationGracePeriod !== undefined
+          ? { terminationGracePeriodSeconds: a.podTerminationGracePeriod }
+          : {}),
+      },
+    };
+    const container: Container = {
+      name: l.containerName,
+      ports: a.containerPorts,
+      terminationMessagePath: a.terminationMessagePath,
+      ...(a.preStopHandler ? { lifecycle: { preStop: a.preStopHandler } } : {}),
+    };
+    return { pod, container };
+  }
+
+  /**
+   * Stops one container: runs its preStop hook within the grace period, then StopContainer with
+   * what is left (at least 2 s). Upstream `killContainer`.
+   */
+  async killContainer(o: {
+    pod?: Pod;
+    containerId: ContainerID;
+    containerName: string;
+    message?: string;
+    reason?: ContainerKillReason;
+    gracePeriodOverride?: number;
+    ordering?: TerminationOrdering;
+    signal?: AbortSignal;
+  }): Promise<void> {
+    let pod = o.pod;
+    let container: Container;
+    let type: ContainerType = 'container';
+    if (pod) {
+      const spec = getContainerSpec(pod, o.containerName);
+      if (!spec) {
+        throw new Error(
+          `failed to get containerSpec "${o.containerName}" (id="${formatContainerID(o.containerId)}") in pod "${podDesc(pod)}" when killing container for reason "${o.message ?? ''}"`,
+        );
+      }
+      container = spec.container;
+      type = spec.type;
+    } else {
+      ({ pod, container } = await this.#restoreSpecsFromContainerLabels(o.containerId, o.signal));
+    }
+    let grace = setTerminationGracePeriod(pod, container, o.reason ?? '');
+    const ref = { ...this.#podRef(pod), fieldPath: fieldPath(type, container.name) };
+    this.#recorder.event(ref, 'Normal', 'Killing', o.message || `Stopping container ${container.name}`);
+    if (o.gracePeriodOverride !== undefined) grace = o.gracePeriodOverride;
+
+    const preStop = container.lifecycle?.preStop;
+    if (preStop && grace > 0)
+      grace -= await this.#executePreStopHook(pod, container, ref, o.containerId, preStop, grace, o.signal);
+    if (o.ordering && grace > 0)
+      grace -= Math.trunc(await o.ordering.waitForTurn(container.name, grace, o.signal));
+    // A minimal window to stop, so nothing is SIGKILLed needlessly.
+    if (grace < minimumGracePeriodInSeconds) grace = minimumGracePeriodInSeconds;
+    try {
+      await this.#rs.stopContainer({ containerId: o.containerId.id, timeout: grace }, { signal: o.signal });
+    } catch (err) {
+      if (!CriError.is(err, 'NotFound')) throw err;
+    }
+    o.ordering?.containerTerminated(container.name);
+  }
+
+  /** Runs preStop for at most `grace` seconds; resolves with the whole seconds it took. */
+  async #executePreStopHook(
+    pod: Pod,
+    container: Container,
+    ref: EventObjectRef,
+    containerId: ContainerID,
+    handler: NonNullable<NonNullable<Container['lifecycle']>['preStop']>,
+    grace: number,
+    signal?: AbortSignal,
+  ): Promise<number> {
+    const start = this.#clock.now();
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const hook = this.#hooks
+      .run({ containerId, pod, container, podIP: '', signal: controller.signal }, handler)
+      .catch((err: unknown) => {
+        if (controller.signal.aborted) return;
+        this.#recorder.event(ref, 'Warning', 'FailedPreStopHook', 'PreStopHook failed');
+        this.#logger.warn({ container: container.name, err: errorMessage(err) }, 'preStop hook failed');
+      });
+    const timer = this.#clock.sleep(grace * 1000, controller.signal).catch(() => undefined);
+    try {
+      await Promise.race([hook, timer]);
+    } finally {
+      // The hook is abandoned once the grace period is over, as upstream's goroutine is.
+      controller.abort();
+      signal?.removeEventListener('abort', onAbort);
+    }
+    return Math.trunc((this.#clock.now() - start) / 1000);
+  }
+
+  async #killContainersWithSyncResult(
+    pod: Pod | undefined,
+    runningPod: RuntimePod,
+    gracePeriodOverride: number | undefined,
+    signal?: AbortSignal,
+  ): Promise<SyncResult[]> {
+    const ordering =
+      pod && TerminationOrdering.needed(pod)
+        ? new TerminationOrdering(
+            pod,
+            runningPod.containers.map((c) => c.name),
+            this.#clock,
+          )
+        : undefined;
+    return Promise.all(
+      runningPod.containers.map(async (c): Promise<SyncResult> => {
+        try {
+          await this.killContainer({
+            ...(pod ? { pod } : {}),
+            containerId: c.id,
+            containerName: c.name,
+            ...(gracePeriodOverride !== undefined ? { gracePeriodOverride } : {}),
+            ...(ordering ? { ordering } : {}),
+            ...(signal ? { signal } : {}),
+          });
+          return { action: 'KillContainer', target: c.name, message: '' };
+        } catch (err) {
+          ordering?.containerTerminated(c.name);
+          return {
+            action: 'KillContainer',
+            target: c.name,
+            error: 'KillContainerError',
+            message: errorMessage(err),
+          };
+        }
+      }),
+    );
+  }
+
+  async #killPodWithSyncResult(
+    pod: Pod | undefined,
+    runningPod: RuntimePod,
+    gracePeriodOverride: number | undefined,
+    signal?: AbortSignal,
+  ): Promise<PodSyncResult> {
+    const results = await this.#killContainersWithSyncResult(pod, runningPod, gracePeriodOverride, signal);
+    // Sandboxes are only stopped here; garbage collection removes them.
+    const errors: string[] = [];
+    for (const s of runningPod.sandboxes) {
+      try {
+        await this.#rs.stopPodSandbox({ podSandboxId: s.id.id }, { signal });
+      } catch (err) {
+        if (!CriError.is(err, 'NotFound')) errors.push(errorMessage(err));
+      }
+    }
+    results.push(
+      errors.length > 0
+        ? {
+            action: 'KillPodSandbox',
+            target: runningPod.id,
+            error: 'KillPodSandboxError',
+            message: errors.join('; '),
+          }
+        : { action: 'KillPodSandbox', target: runningPod.id, message: '' },
+    );
+    return { syncResults: results };
+  }
+
+  async killPod(o: RuntimeKillPodOptions): Promise<PodSyncResult> {
+    await this.#ensureRuntimeName(o.signal);
+    return this.#killPodWithSyncResult(o.pod, o.runningPod, o.gracePeriodOverride, o.signal);
+  }
+
+  async #removeContainer(id: string, signal?: AbortSignal): Promise<void> {
+    // Logs first: a container is only removed once its logs are gone, so a retry finds both.
+    try {
+      const res = await this.#rs.containerStatus({ containerId: id }, { signal });
+      if (res.status?.logPath) await fs.rm(res.status.logPath, { force: true });
+    } catch (err) {
+      if (CriError.is(err, 'NotFound')) return;
+      throw err;
+    }
+    await this.#rs.removeContainer({ containerId: id }, { signal });
+  }
+
+  /** Removes every instance of every init container (upstream `purgeInitContainers`). */
+  async #purgeInitContainers(pod: Pod, podStatus: RuntimePodStatus, signal?: AbortSignal): Promise<void> {
+    const names = new Set((pod.spec?.initContainers ?? []).map((c) => c.name));
+    for (const s of podStatus.containerStatuses) {
+      if (!names.has(s.name)) continue;
+      await this.#removeContainer(s.id.id, signal).catch((err: unknown) =>
+        this.#logger.warn({ container: s.name, err: errorMessage(err) }, 'failed to remove init container'),
+      );
+    }
+  }
+
+  /** Keeps the newest exited (or unknown) instance of each init container (upstream `pruneInitContainersBeforeStart`). */
+  async #pruneInitContainersBeforeStart(
+    pod: Pod,
+    podStatus: RuntimePodStatus,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    for (const c of pod.spec?.initContainers ?? []) {
+      let count = 0;
+      for (const s of podStatus.containerStatuses) {
+        if (s.name !== c.name || (s.state !== 'exited' && s.state !== 'unknown')) continue;
+        count++;
+        if (count === 1) continue;
+        await this.#removeContainer(s.id.id, signal).catch((err: unknown) =>
+          this.#logger.warn({ container: s.name, err: errorMessage(err) }, 'failed to prune init container'),
+        );
+      }
+    }
+  }
+
+  // ---- GC -----------------------------------------------------------------------------------
+
+  async garbageCollect(o: RuntimeGarbageCollectOptions): Promise<void> {
+    await containerGC({
+      runtimeService: this.#rs,
+      clock: this.#clock,
+      logger: this.#logger,
+      podLogsRootDirectory: this.#podLogsRoot,
+      podStateProvider: this.#opts.podStateProvider ?? {
+        shouldPodContentBeRemoved: () => false,
+        shouldPodRuntimeBeRemoved: () => false,
+      },
+      removeContainer: (id, signal) => this.#removeContainer(id, signal),
+      ...o,
+    });
+  }
+}
+
+/** The grace period of a kill, in seconds (upstream `setTerminationGracePeriod`). */
+export function setTerminationGracePeriod(
+  pod: Pod,
+  container: Container,
+  reason: ContainerKillReason,
+): number {
+  const deletion = pod.metadata?.deletionGracePeriodSeconds;
+  if (deletion !== undefined && deletion !== null) return deletion;
+  const spec = pod.spec?.terminationGracePeriodSeconds;
+  if (spec !== undefined && spec !== null) {
+    const probe =
+      reason === 'StartupProbe'
+        ? container.startupProbe
+        : reason === 'LivenessProbe'
+          ? container.livenessProbe
+          : undefined;
+    const probeGrace = probe?.terminationGracePeriodSeconds;
+    if (probeGrace !== undefined && probeGrace !== null) return probeGrace;
+    return spec;
+  }
+  return minimumGracePeriodInSeconds;
+}

@@ -1,0 +1,227 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ContainerPort, Pod, PodDNSConfig } from '@kubelet-kit/core';
+import {
+  type DNSConfig,
+  type LinuxPodSandboxConfig,
+  NamespaceMode,
+  type NamespaceOption,
+  type PartialMessage,
+  type PodSandboxConfig,
+  type PortMapping,
+  Protocol,
+  SecurityProfile_ProfileType,
+} from '@kubelet-kit/cri';
+import { newPodAnnotations, newPodLabels } from './labels.js';
+
+// The pod sandbox config (upstream `kuberuntime_sandbox.go`, `pkg/kubelet/network/dns`).
+
+/** Where pod logs live by default. */
+export const defaultPodLogsRootDirectory = '/var/log/pods';
+
+/** `<root>/<ns>_<name>_<uid>`. */
+export function buildPodLogsDirectory(root: string, namespace: string, name: string, uid: string): string {
+  return path.join(root, `${namespace}_${name}_${uid}`);
+}
+
+/** `<podLogDir>/<container>`. */
+export function buildContainerLogsDirectory(
+  root: string,
+  namespace: string,
+  name: string,
+  uid: string,
+  containerName: string,
+): string {
+  return path.join(buildPodLogsDirectory(root, namespace, name, uid), containerName);
+}
+
+/** How pod DNS is configured (upstream kubelet `clusterDNS`, `clusterDomain`, `resolvConf`). */
+export interface DNSOptions {
+  readonly clusterDNS?: readonly string[];
+  readonly clusterDomain?: string;
+  /** The host's resolv.conf, for dnsPolicy Default; empty string: none. Default `/etc/resolv.conf`. */
+  readonly resolvConf?: string;
+}
+
+function parseResolvConf(file: string): DNSConfig {
+  const out: DNSConfig = { servers: [], searches: [], options: [] };
+  if (!file) return out;
+  let text = '';
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return out;
+  }
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/[#;].*$/, '').trim();
+    const [key, ...rest] = line.split(/\s+/);
+    if (key === 'nameserver' && rest[0]) out.servers.push(rest[0]);
+    else if (key === 'search') out.searches = rest;
+    else if (key === 'options') out.options.push(...rest);
+  }
+  return out;
+}
+
+function mergeDNSOptions(base: string[], extra: PodDNSConfig['options']): string[] {
+  const byName = new Map<string, string>();
+  for (const o of base) {
+    const [name, value] = o.split(':', 2);
+    byName.set(name!, value === undefined ? name! : `${name}:${value}`);
+  }
+  for (const o of extra ?? []) {
+    if (!o.name) continue;
+    byName.set(o.name, o.value !== undefined && o.value !== null ? `${o.name}:${o.value}` : o.name);
+  }
+  return [...byName.values()];
+}
+
+const uniq = (xs: string[]) => [...new Set(xs)];
+
+/** The sandbox DNS config from dnsPolicy and dnsConfig (upstream `Configurer.GetPodDNS`). */
+export function getPodDNS(pod: Pod, options: DNSOptions = {}): DNSConfig {
+  const clusterDNS = [...(options.clusterDNS ?? [])];
+  let policy = pod.spec?.dnsPolicy ?? 'ClusterFirst';
+  // ClusterFirst falls back to the host's config for host-network pods and without cluster DNS.
+  if (policy === 'ClusterFirst' && (pod.spec?.hostNetwork || clusterDNS.length === 0)) policy = 'Default';
+  if (policy === 'ClusterFirstWithHostNet' && clusterDNS.length === 0) policy = 'Default';
+  let cfg: DNSConfig = { servers: [], searches: [], options: [] };
+  const host = parseResolvConf(options.resolvConf ?? '/etc/resolv.conf');
+  if (policy === 'Default') {
+    cfg = host;
+  } else if (policy === 'ClusterFirst' || policy === 'ClusterFirstWithHostNet') {
+    const domain = options.clusterDomain ?? 'cluster.local';
+    const ns = pod.metadata?.namespace ?? 'default';
+    cfg = {
+      servers: clusterDNS,
+      searches: [`${ns}.svc.${domain}`, `svc.${domain}`, domain, ...host.searches],
+      options: ['ndots:5'],
+    };
+  }
+  const extra = pod.spec?.dnsConfig;
+  if (extra) {
+    cfg = {
+      servers: uniq([...cfg.servers, ...(extra.nameservers ?? [])]),
+      searches: uniq([...cfg.searches, ...(extra.searches ?? [])]),
+      options: mergeDNSOptions(cfg.options, extra.options),
+    };
+  }
+  return cfg;
+}
+
+/** The pod's hostname: spec.hostname or the pod name, at most 63 characters; with FQDN, plus the domain. */
+export function generatePodHostname(pod: Pod, clusterDomain = 'cluster.local'): string {
+  let hostname = (pod.spec?.hostname || pod.metadata?.name || '').slice(0, 63).replace(/[-.]+$/, '');
+  const sub = pod.spec?.subdomain;
+  if (sub && pod.spec?.setHostnameAsFQDN) {
+    hostname = `${hostname}.${sub}.${pod.metadata?.namespace ?? 'default'}.svc.${clusterDomain}`;
+  }
+  return hostname;
+}
+
+function protocolOf(p: string | undefined): Protocol {
+  if (p === 'UDP') return Protocol.UDP;
+  if (p === 'SCTP') return Protocol.SCTP;
+  return Protocol.TCP;
+}
+
+/** Port mappings of all containers, a port named twice in one container counted once. */
+export function makePortMappings(pod: Pod): PortMapping[] {
+  const out: PortMapping[] = [];
+  for (const c of pod.spec?.containers ?? []) {
+    const names = new Set<string>();
+    for (const p of c.ports ?? ([] as ContainerPort[])) {
+      const family = !p.hostIP ? 'any' : p.hostIP.includes(':') ? 'v6' : 'v4';
+      const name =
+        p.name || `${family}-${p.protocol ?? 'TCP'}-${p.hostIP ?? ''}:${p.containerPort}:${p.hostPort ?? 0}`;
+      if (names.has(name)) continue;
+      names.add(name);
+      out.push({
+        protocol: protocolOf(p.protocol),
+        containerPort: p.containerPort,
+        hostPort: p.hostPort ?? 0,
+        hostIp: p.hostIP ?? '',
+      });
+    }
+  }
+  return out;
+}
+
+/** Network, PID and IPC namespace modes of the pod (upstream `NamespacesForPod`). */
+export function namespacesForPod(pod: Pod): NamespaceOption {
+  const spec = pod.spec;
+  return {
+    network: spec?.hostNetwork ? NamespaceMode.NODE : NamespaceMode.POD,
+    pid: spec?.hostPID
+      ? NamespaceMode.NODE
+      : spec?.shareProcessNamespace
+        ? NamespaceMode.POD
+        : NamespaceMode.CONTAINER,
+    ipc: spec?.hostIPC ? NamespaceMode.NODE : NamespaceMode.POD,
+    targetId: '',
+  };
+}
+
+/** Options of {@link generatePodSandboxConfig}. */
+export interface SandboxConfigOptions extends DNSOptions {
+  readonly podLogsRootDirectory: string;
+  readonly cgroupParent: string;
+}
+
+function hasPrivilegedContainer(pod: Pod): boolean {
+  const all = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
+  return all.some((c) => c.securityContext?.privileged === true);
+}
+
+/** The Linux part of the sandbox config. */
+export function generatePodSandboxLinuxConfig(
+  pod: Pod,
+  cgroupParent: string,
+): PartialMessage<LinuxPodSandboxConfig> {
+  const sc = pod.spec?.securityContext;
+  const sysctls: Record<string, string> = {};
+  for (const s of sc?.sysctls ?? []) sysctls[s.name] = s.value;
+  const supplementalGroups: number[] = [];
+  if (sc?.fsGroup !== undefined && sc.fsGroup !== null) supplementalGroups.push(sc.fsGroup);
+  supplementalGroups.push(...(sc?.supplementalGroups ?? []));
+  return {
+    cgroupParent,
+    sysctls,
+    securityContext: {
+      privileged: hasPrivilegedContainer(pod),
+      // The sandbox always runs under the runtime's default seccomp profile, as upstream.
+      seccomp: { profileType: SecurityProfile_ProfileType.RuntimeDefault, localhostRef: '' },
+      namespaceOptions: namespacesForPod(pod),
+      ...(sc?.runAsUser !== undefined && sc.runAsUser !== null ? { runAsUser: { value: sc.runAsUser } } : {}),
+      ...(sc?.runAsGroup !== undefined && sc.runAsGroup !== null
+        ? { runAsGroup: { value: sc.runAsGroup } }
+        : {}),
+      supplementalGroups,
+    },
+  };
+}
+
+/** The CRI sandbox config of a pod (upstream `generatePodSandboxConfig`). */
+export function generatePodSandboxConfig(
+  pod: Pod,
+  attempt: number,
+  options: SandboxConfigOptions,
+): PartialMessage<PodSandboxConfig> {
+  const m = pod.metadata ?? {};
+  const config: PartialMessage<PodSandboxConfig> = {
+    metadata: { name: m.name ?? '', namespace: m.namespace ?? '', uid: m.uid ?? '', attempt },
+    labels: newPodLabels(pod),
+    annotations: newPodAnnotations(pod),
+    dnsConfig: getPodDNS(pod, options),
+    logDirectory: buildPodLogsDirectory(
+      options.podLogsRootDirectory,
+      m.namespace ?? '',
+      m.name ?? '',
+      m.uid ?? '',
+    ),
+    portMappings: makePortMappings(pod),
+    linux: generatePodSandboxLinuxConfig(pod, options.cgroupParent),
+  };
+  // Host-network pods keep the node's hostname.
+  if (!pod.spec?.hostNetwork) config.hostname = generatePodHostname(pod, options.clusterDomain);
+  return config;
+}

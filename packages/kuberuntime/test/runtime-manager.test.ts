@@ -1,0 +1,293 @@
+import { ContainerState } from '@kubelet-kit/cri';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { computePodActions, hashContainer } from '../src/index.js';
+import { type Harness, harness, makePod } from './harness.js';
+
+let h: Harness;
+beforeEach(async () => {
+  h = await harness();
+});
+afterEach(async () => {
+  await h.close();
+});
+
+const byName = (status: Awaited<ReturnType<Harness['status']>>, name: string) =>
+  status.containerStatuses.filter((c) => c.name === name);
+
+describe('syncPod', () => {
+  it('creates the sandbox and starts every container of a new pod, in upstream order', async () => {
+    const pod = makePod({
+      containers: [
+        { name: 'a', image: 'busybox' },
+        { name: 'b', image: 'busybox' },
+      ],
+    });
+    const result = await h.sync(pod);
+    expect(result.syncError).toBeUndefined();
+    expect(result.syncResults.map((r) => [r.action, r.target, r.error])).toEqual([
+      ['KillPodSandbox', pod.metadata!.uid, undefined],
+      ['CreatePodSandbox', `${pod.metadata!.name}_default`, undefined],
+      ['StartContainer', 'a', undefined],
+      ['StartContainer', 'b', undefined],
+    ]);
+    const methods = h.server
+      .calls()
+      .map((c) => c.method)
+      .filter((m) => !['Version', 'ListPodSandbox', 'ListContainers', 'ContainerStatus'].includes(m));
+    expect(methods).toEqual([
+      'RunPodSandbox',
+      'PodSandboxStatus',
+      // An untagged image defaults to pull policy Always.
+      'ImageStatus',
+      'PullImage',
+      'ImageStatus',
+      'CreateContainer',
+      'StartContainer',
+      'ImageStatus',
+      'PullImage',
+      'ImageStatus',
+      'CreateContainer',
+      'StartContainer',
+    ]);
+    const status = await h.status(pod);
+    expect(status.sandboxStatuses).toHaveLength(1);
+    expect(status.sandboxStatuses[0]).toMatchObject({ state: 'ready', attempt: 0 });
+    expect(status.ips).toHaveLength(1);
+    expect(status.containerStatuses.map((c) => [c.name, c.state, c.restartCount, c.hash]).sort()).toEqual([
+      ['a', 'running', 0, hashContainer({ name: 'a', image: 'busybox' })],
+      ['b', 'running', 0, hashContainer({ name: 'b', image: 'busybox' })],
+    ]);
+    // Nothing more to do.
+    h.server.clearCalls();
+    const again = await h.sync(pod);
+    expect(again.syncResults).toEqual([]);
+    expect(h.server.calls('CreateContainer')).toHaveLength(0);
+  });
+
+  it('builds the sandbox and container configs with labels, annotations, log paths and resources', async () => {
+    const pod = makePod(
+      {
+        terminationGracePeriodSeconds: 7,
+        containers: [
+          {
+            name: 'app',
+            image: 'busybox',
+            command: ['sh', '-c', 'echo $(GREETING) $$(GREETING) $(MISSING)'],
+            env: [
+              { name: 'NAME', value: 'world' },
+              { name: 'GREETING', value: 'hello $(NAME)' },
+              { name: 'POD', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+              { name: 'NODE', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+              { name: 'IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+              { name: 'MEM', valueFrom: { resourceFieldRef: { resource: 'limits.memory', divisor: '1Mi' } } },
+            ],
+            ports: [{ containerPort: 80, hostPort: 8080 }],
+            resources: { requests: { cpu: '250m' }, limits: { cpu: '500m', memory: '64Mi' } },
+            securityContext: {
+              runAsUser: 1000,
+              readOnlyRootFilesystem: true,
+              allowPrivilegeEscalation: false,
+            },
+          },
+        ],
+      },
+      { labels: { app: 'web' }, annotations: { note: 'x' } },
+    );
+    await h.sync(pod);
+    const run = h.server.calls<{ config: Record<string, unknown> }>('RunPodSandbox')[0]!.request
+      .config as never as {
+      metadata: unknown;
+      labels: Record<string, string>;
+      annotations: Record<string, string>;
+      hostname: string;
+      logDirectory: string;
+      portMappings: unknown[];
+    };
+    expect(run.metadata).toEqual({
+      name: pod.metadata!.name,
+      namespace: 'default',
+      uid: pod.metadata!.uid,
+      attempt: 0,
+    });
+    expect(run.labels).toEqual({
+      app: 'web',
+      'io.kubernetes.pod.name': pod.metadata!.name,
+      'io.kubernetes.pod.namespace': 'default',
+      'io.kubernetes.pod.uid': pod.metadata!.uid,
+    });
+    expect(run.annotations).toEqual({ note: 'x' });
+    expect(run.hostname).toBe(pod.metadata!.name);
+    expect(run.logDirectory).toBe(`${h.dir}/logs/default_${pod.metadata!.name}_${pod.metadata!.uid}`);
+    expect(run.portMappings).toEqual([{ protocol: 0, containerPort: 80, hostPort: 8080, hostIp: '' }]);
+    const create = h.server.calls<{ config: never }>('CreateContainer')[0]!.request.config as {
+      command: string[];
+      envs: { key: string; value: string }[];
+      logPath: string;
+      labels: Record<string, string>;
+      annotations: Record<string, string>;
+      linux: { resources: Record<string, number>; securityContext: Record<string, unknown> };
+      mounts: { containerPath: string; hostPath: string }[];
+    };
+    expect(create.command).toEqual(['sh', '-c', 'echo hello world $(GREETING) $(MISSING)']);
+    const env = Object.fromEntries(create.envs.map((e) => [e.key, e.value]));
+    const status = await h.status(pod);
+    expect(env).toEqual({
+      NAME: 'world',
+      GREETING: 'hello world',
+      POD: pod.metadata!.name,
+      NODE: 'node-1',
+      IP: status.ips[0],
+      MEM: '64',
+    });
+    expect(create.logPath).toBe('app/0.log');
+    expect(create.labels).toEqual({
+      'io.kubernetes.pod.name': pod.metadata!.name,
+      'io.kubernetes.pod.namespace': 'default',
+      'io.kubernetes.pod.uid': pod.metadata!.uid,
+      'io.kubernetes.container.name': 'app',
+    });
+    expect(create.annotations).toMatchObject({
+      'io.kubernetes.container.hash': hashContainer(pod.spec!.containers[0]!),
+      'io.kubernetes.container.restartCount': '0',
+      'io.kubernetes.container.terminationMessagePath': '/dev/termination-log',
+      'io.kubernetes.container.terminationMessagePolicy': 'File',
+      'io.kubernetes.pod.terminationGracePeriod': '7',
+      'io.kubernetes.container.ports': JSON.stringify([{ containerPort: 80, hostPort: 8080 }]),
+    });
+    expect(create.linux.resources).toMatchObject({
+      cpuShares: 256,
+      cpuQuota: 50000,
+      cpuPeriod: 100000,
+      memoryLimitInBytes: 64 * 2 ** 20,
+    });
+    // Burstable, requesting 64Mi (its limit) of 8Gi.
+    expect(create.linux.resources.oomScoreAdj).toBe(1000 - Math.trunc((1000 * 64 * 2 ** 20) / (8 * 2 ** 30)));
+    expect(create.linux.securityContext).toMatchObject({
+      runAsUser: { value: 1000 },
+      readonlyRootfs: true,
+      noNewPrivs: true,
+    });
+    const tm = create.mounts.find((m) => m.containerPath === '/dev/termination-log')!;
+    expect(tm.hostPath.startsWith(`${h.dir}/root/pods/${pod.metadata!.uid}/containers/app/`)).toBe(true);
+  });
+
+  it('runs init containers one at a time, then the main containers', async () => {
+    const pod = makePod({
+      initContainers: [
+        { name: 'i1', image: 'busybox' },
+        { name: 'i2', image: 'busybox' },
+      ],
+      containers: [{ name: 'm', image: 'busybox' }],
+    });
+    const started = async () =>
+      (await h.sync(pod)).syncResults.filter((r) => r.action === 'StartContainer').map((r) => r.target);
+    expect(await started()).toEqual(['i1']);
+    expect(await started()).toEqual([]); // i1 still runs
+    h.server.exitContainer(byName(await h.status(pod), 'i1')[0]!.id.id, 0);
+    expect(await started()).toEqual(['i2']);
+    h.server.exitContainer(byName(await h.status(pod), 'i2')[0]!.id.id, 0);
+    expect(await started()).toEqual(['m']);
+    expect(await started()).toEqual([]);
+  });
+
+  it('a failed init container under Never kills the pod and starts nothing more', async () => {
+    const pod = makePod({
+      restartPolicy: 'Never',
+      initContainers: [{ name: 'i1', image: 'busybox' }],
+      containers: [{ name: 'm', image: 'busybox' }],
+    });
+    await h.sync(pod);
+    h.server.exitContainer(byName(await h.status(pod), 'i1')[0]!.id.id, 3);
+    const r = await h.sync(pod);
+    expect(r.syncResults.map((x) => x.action)).toEqual(['KillPodSandbox']);
+    const status = await h.status(pod);
+    expect(status.sandboxStatuses[0]!.state).toBe('notready');
+    expect(byName(status, 'm')).toHaveLength(0);
+  });
+
+  it('restarts a crashed container at once, then after 10 s, 20 s; resets after 10 minutes of running', async () => {
+    const pod = makePod({ containers: [{ name: 'c', image: 'busybox:v2' }] });
+    await h.sync(pod);
+    const crash = async () => {
+      const s = byName(await h.status(pod), 'c')[0]!;
+      expect(s.state).toBe('running');
+      h.server.exitContainer(s.id.id, 1);
+      return s.restartCount;
+    };
+    const startResult = async () =>
+      (await h.sync(pod)).syncResults.map((x) => [x.target, x.error ?? 'ok', x.message]);
+    expect(await crash()).toBe(0);
+    expect(await startResult()).toEqual([['c', 'ok', '']]); // the first restart is immediate
+    expect(await crash()).toBe(1);
+    const wait10 = [
+      'c',
+      'CrashLoopBackOff',
+      `back-off 10s restarting failed container=c pod=${pod.metadata!.name}_default(${pod.metadata!.uid})`,
+    ];
+    expect(await startResult()).toEqual([wait10]); // at the exit
+    await h.clock.tick(8000);
+    expect(await startResult()).toEqual([wait10]); // 9 s after
+    expect(await startResult()).toEqual([['c', 'ok', '']]); // 10 s after
+    expect(await crash()).toBe(2);
+    expect((await startResult())[0]![2]).toContain('back-off 20s');
+    await h.clock.tick(18_000);
+    expect((await startResult())[0]![1]).toBe('CrashLoopBackOff'); // 20 s not yet over
+    expect(await startResult()).toEqual([['c', 'ok', '']]);
+    expect(
+      h.backOff.get(
+        `${pod.metadata!.name}_default_${pod.metadata!.uid}_c_${hashContainer({ name: 'c', image: 'busybox:v2' })}`,
+      ),
+    ).toBe(40_000);
+    // Ran 11 minutes: the backoff starts over, so the restart is immediate again.
+    await h.clock.tick(11 * 60_000);
+    expect(await crash()).toBe(3);
+    expect(await startResult()).toEqual([['c', 'ok', '']]);
+    const events = h.recorder.events.filter((e) => e.reason === 'BackOff');
+    expect(events[0]!.message).toBe(
+      `Back-off restarting failed container c in pod ${pod.metadata!.name}_default(${pod.metadata!.uid})`,
+    );
+    expect(events[0]!.type).toBe('Warning');
+  });
+
+  it('a changed image restarts the container whatever the restart policy, with a fresh backoff key', async () => {
+    const pod = makePod({ restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox:v2' }] });
+    await h.sync(pod);
+    const changed = { ...pod, spec: { ...pod.spec!, containers: [{ name: 'c', image: 'foo-image:1' }] } };
+    h.server.addImage('foo-image:1');
+    const r = await h.sync(changed);
+    expect(r.syncResults.map((x) => [x.action, x.error])).toEqual([
+      ['KillContainer', undefined],
+      ['StartContainer', undefined],
+    ]);
+    const killing = h.recorder.events.find((e) => e.reason === 'Killing')!;
+    expect(killing.message).toBe('Container c definition changed, will be restarted');
+    expect(byName(await h.status(changed), 'c')[0]).toMatchObject({
+      state: 'running',
+      restartCount: 1,
+      image: 'foo-image:1',
+    });
+  });
+});
+
+describe('computePodActions over the in-memory CRI', () => {
+  it('sees a container killed by its liveness probe', async () => {
+    const pod = makePod({ containers: [{ name: 'c', image: 'busybox' }] });
+    await h.sync(pod);
+    const s = byName(await h.status(pod), 'c')[0]!;
+    h.liveness.set(`containerd://${s.id.id}`, 'Failure');
+    const actions = computePodActions(pod, await h.status(pod), {
+      liveness: { get: (id) => h.liveness.get(id) },
+    });
+    expect(actions.containersToStart).toEqual([0]);
+    expect([...actions.containersToKill.values()].map((k) => k.reason)).toEqual(['LivenessProbe']);
+    const r = await h.sync(pod);
+    expect(r.syncResults.map((x) => [x.action, x.target, x.error])).toEqual([
+      ['KillContainer', 'c', undefined],
+      ['StartContainer', 'c', undefined],
+    ]);
+    const after = byName(await h.status(pod), 'c');
+    expect(after.map((x) => x.state)).toEqual(['running', 'exited']);
+    expect(h.server.calls('CreateContainer')).toHaveLength(2);
+    expect(ContainerState.CONTAINER_RUNNING).toBe(1);
+  });
+});
