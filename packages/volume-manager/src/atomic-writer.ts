@@ -252,9 +252,14 @@ export class AtomicWriter {
   }
 
   async #writePayload(tsDir: string, payload: ReadonlyMap<string, FileProjection>): Promise<void> {
+    const made = new Set<string>([tsDir]);
     for (const [p, file] of payload) {
       const full = path.join(tsDir, p);
-      await fs.mkdir(path.dirname(full), { recursive: true, mode: 0o777 });
+      const parent = path.dirname(full);
+      if (!made.has(parent)) {
+        await fs.mkdir(parent, { recursive: true, mode: 0o777 });
+        made.add(parent);
+      }
       await fs.writeFile(full, toBuffer(file.data), { mode: file.mode & 0o7777 });
       // Set after writing so the umask does not apply.
       await fs.chmod(full, file.mode & 0o7777);

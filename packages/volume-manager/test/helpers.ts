@@ -1,0 +1,74 @@
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { FakeClock, Pod } from '@kubelet-kit/core';
+
+/** A fresh temporary directory. */
+export function tempDir(prefix = 'vm-test-'): Promise<string> {
+  return fs.mkdtemp(path.join(os.tmpdir(), prefix));
+}
+
+/** Yields to the event loop so real file I/O can finish. */
+export function yieldIO(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * Advances the fake clock in `stepMs` steps, letting I/O run between steps, until `cond` holds;
+ * fails after `maxSteps`.
+ */
+export async function until(
+  clock: FakeClock,
+  cond: () => boolean | Promise<boolean>,
+  stepMs = 100,
+  maxSteps = 400,
+): Promise<void> {
+  for (let i = 0; i < maxSteps; i++) {
+    if (await cond()) return;
+    await clock.tick(stepMs);
+    for (let j = 0; j < 20; j++) await yieldIO();
+  }
+  throw new Error('condition not reached');
+}
+
+/** Whether a promise has settled, without waiting. */
+export function track<T>(p: Promise<T>): { done: boolean; error: unknown; value: T | undefined } {
+  const state: { done: boolean; error: unknown; value: T | undefined } = {
+    done: false,
+    error: undefined,
+    value: undefined,
+  };
+  p.then(
+    (v) => {
+      state.done = true;
+      state.value = v;
+    },
+    (e: unknown) => {
+      state.done = true;
+      state.error = e;
+    },
+  );
+  return state;
+}
+
+export function makePod(
+  overrides: { uid?: string; name?: string; namespace?: string; labels?: Record<string, string> } & Partial<
+    Pod['spec']
+  > = {},
+): Pod {
+  const { uid = 'uid-1', name = 'pod-1', namespace = 'ns', labels, ...spec } = overrides;
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { uid, name, namespace, ...(labels ? { labels } : {}) },
+    spec: { containers: [{ name: 'c', image: 'busybox' }], ...spec },
+  };
+}
+
+export async function readText(p: string): Promise<string> {
+  return fs.readFile(p, 'utf8');
+}
+
+export async function mode(p: string): Promise<number> {
+  return (await fs.stat(p)).mode & 0o7777;
+}
