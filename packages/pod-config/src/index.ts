@@ -13,6 +13,7 @@ export * from './file.js';
 export * from './hash.js';
 export * from './http.js';
 export type * from './source.js';
+export * from './static.js';
 export * from './validation.js';
 
 /** Package version. @public */
