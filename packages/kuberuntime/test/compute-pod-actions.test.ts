@@ -1,14 +1,8 @@
-import type {
-  Container,
-  Pod,
-  ProbeResult,
-  ProbeResultsReader,
-  RuntimeContainerStatus,
-  RuntimePodStatus,
-} from '@kubelet-kit/core';
+import type { Container, Pod, RuntimeContainerStatus, RuntimePodStatus } from '@kubelet-kit/core';
 import { describe, expect, it } from 'vitest';
-import { computePodActions, hashContainer, type PodActions } from '../src/index.js';
-import { basicCases, initCases, type Scenario, sidecarCases, type TableCase } from './pod-actions-table.js';
+import { hashContainer } from '../src/index.js';
+import { checkCase, runCase } from './pod-actions-check.js';
+import { basicCases, initCases, type Scenario, sidecarCases } from './pod-actions-table.js';
 
 function allContainers(pod: Pod): Container[] {
   return [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
@@ -58,55 +52,6 @@ function directStatus(scenario: Scenario, pod: Pod): RuntimePodStatus {
     })),
     timestamp: t0,
   };
-}
-
-/** A probe view: Success for every container unless the scenario says otherwise. */
-export function probeReader(
-  status: RuntimePodStatus,
-  overrides: Readonly<Record<string, ProbeResult | 'none'>> | undefined,
-): ProbeResultsReader {
-  const byId = new Map<string, ProbeResult | undefined>();
-  for (const s of status.containerStatuses) {
-    const o = overrides?.[s.name];
-    byId.set(`${s.id.type}://${s.id.id}`, o === 'none' ? undefined : (o ?? 'Success'));
-  }
-  return { get: (id) => byId.get(id) };
-}
-
-/** Asserts `actions` against the case's expectation; shared with the CRI-backed run. */
-export function checkCase(tc: TableCase, status: RuntimePodStatus, actions: PodActions): void {
-  const e = tc.expected;
-  const names = [...actions.containersToKill.values()].map((k) => k.name).sort();
-  expect({
-    killPod: actions.killPod,
-    createSandbox: actions.createSandbox,
-    sandboxId: actions.sandboxId,
-    attempt: actions.attempt,
-    initContainersToStart: actions.initContainersToStart,
-    containersToStart: actions.containersToStart,
-    containersToKill: names,
-  }).toEqual({
-    killPod: e.killPod ?? false,
-    createSandbox: e.createSandbox ?? false,
-    sandboxId: e.keepSandboxId ? (status.sandboxStatuses[0]?.id ?? '') : '',
-    attempt: e.attempt ?? 0,
-    initContainersToStart: e.initContainersToStart ?? [],
-    containersToStart: e.containersToStart ?? [],
-    containersToKill: [...(e.containersToKill ?? [])].sort(),
-  });
-  // Every kill names a container of the status, by its runtime ID.
-  for (const [key, info] of actions.containersToKill) {
-    expect(
-      status.containerStatuses.some((s) => `${s.id.type}://${s.id.id}` === key && s.name === info.name),
-    ).toBe(true);
-  }
-}
-
-export function runCase(tc: TableCase, status: RuntimePodStatus, pod: Pod): PodActions {
-  return computePodActions(pod, status, {
-    liveness: probeReader(status, tc.scenario.liveness),
-    startup: probeReader(status, tc.scenario.startup),
-  });
 }
 
 describe.each([
