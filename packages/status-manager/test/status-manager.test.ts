@@ -173,6 +173,42 @@ describe('StatusManager cache', () => {
     expect(condition(after, 'PodScheduled')?.lastTransitionTime).toBe(t0);
   });
 
+  it.each([
+    'PodReadyToStartContainers',
+    'Initialized',
+    'Ready',
+    'ContainersReady',
+    'PodScheduled',
+    'DisruptionTarget',
+  ])('moves the %s lastTransitionTime only when its status changes', (type) => {
+    const { manager, clock } = setup({ start: false });
+    const withCondition = (status: 'True' | 'False', message?: string): PodStatus => ({
+      phase: 'Running',
+      conditions: [{ type, status, ...(message ? { message } : {}) }],
+    });
+    const t0 = formatRfc3339(clock.now());
+    manager.setPodStatus(newPod(), withCondition('False'));
+    clock.advance(1_000);
+    manager.setPodStatus(newPod(), withCondition('False', 'still false'));
+    expect(manager.getVersionedStatus('uid-foo')?.version).toBe(2);
+    expect(condition(manager.getPodStatus('uid-foo'), type)?.lastTransitionTime).toBe(t0);
+    clock.advance(1_000);
+    manager.setPodStatus(newPod(), withCondition('True'));
+    expect(condition(manager.getPodStatus('uid-foo'), type)?.lastTransitionTime).toBe(
+      formatRfc3339(clock.now()),
+    );
+  });
+
+  it('does not maintain transition times of conditions it does not own', () => {
+    const { manager, clock } = setup({ start: false });
+    manager.setPodStatus(newPod(), {
+      phase: 'Running',
+      conditions: [{ type: 'example.com/x', status: 'True' }],
+    });
+    clock.advance(1_000);
+    expect(condition(manager.getPodStatus('uid-foo'), 'example.com/x')?.lastTransitionTime).toBeUndefined();
+  });
+
   it('drops an illegal transition from terminated to running under Never and OnFailure', () => {
     for (const policy of ['Never', 'OnFailure'] as const) {
       const { manager, logger } = setup({ pods: [newPod('u', policy)], start: false });
@@ -606,6 +642,34 @@ describe('syncing to sinks', () => {
     manager.setPodStatus(newPod('a'), { ...runningStatus(), message: 'again' });
     await clock.tick(0);
     expect(sink.writes.at(-1)).toMatchObject({ statusUid: 'a', version: 1 });
+  });
+
+  it('keeps a version per sink, so a failing sink does not hold back another', async () => {
+    const clock = new FakeClock();
+    const good = new InMemoryStatusSink({ name: 'good' });
+    const flaky = new InMemoryStatusSink({ name: 'flaky' });
+    flaky.failNext();
+    const manager = newStatusManager({
+      podManager: new FakeStatusPodManager({ pods: [newPod()] }),
+      sinks: [good, flaky],
+      clock,
+    });
+    manager.start();
+    manager.setPodStatus(newPod(), runningStatus());
+    await clock.tick(0);
+    expect(good.writes).toHaveLength(1);
+    expect(flaky.writes).toHaveLength(0);
+    manager.setPodStatus(newPod(), { ...runningStatus(), message: 'next' });
+    await clock.tick(0);
+    // the flaky sink catches up with the newest version; the good one gets only the new one
+    expect(good.writes.map((w) => w.version)).toEqual([1, 2]);
+    expect(flaky.writes.map((w) => w.version)).toEqual([2]);
+    await manager.stop();
+  });
+
+  it('getPodStatus finds nothing for an unknown UID', () => {
+    const { manager } = setup({ start: false });
+    expect(manager.getPodStatus('nope')).toBeUndefined();
   });
 
   it('writes to several pods at most maxConcurrentWrites at a time', async () => {
