@@ -184,7 +184,7 @@ describe('containers', () => {
       details: expect.stringContaining('container is in CONTAINER_RUNNING state'),
     });
 
-    await runtime.stopContainer({ containerId, timeout: 1 });
+    await runtime.stopContainer({ containerId, timeout: 1 }); // graceful: stopExitCode
     s = (await runtime.containerStatus({ containerId })).status;
     expect(s).toMatchObject({ state: ContainerState.CONTAINER_EXITED, exitCode: 2, reason: 'Error' });
     expect(s?.finishedAt).toBeGreaterThanOrEqual(s?.startedAt ?? Number.POSITIVE_INFINITY);
@@ -212,6 +212,27 @@ describe('containers', () => {
       message: 'out of memory',
     });
     expect(() => server.exitContainer(containerId, 1)).toThrow(/not running/);
+  });
+
+  test('StopContainer without a grace period kills (137); resources are reported and updated', async () => {
+    const { runtime } = await harness();
+    const { podSandboxId } = await runtime.runPodSandbox({ config: sandboxConfig('p') });
+    const { containerId } = await runtime.createContainer({
+      podSandboxId,
+      config: containerConfig('c', { linux: { resources: { cpuShares: 256, memoryLimitInBytes: 1 << 20 } } }),
+    });
+    let s = (await runtime.containerStatus({ containerId })).status;
+    expect(s?.resources?.linux).toMatchObject({ cpuShares: 256, memoryLimitInBytes: 1 << 20, cpuQuota: 0 });
+    expect(s?.imageId).toBe(''); // containerd 1.6 does not fill image_id
+    await runtime.updateContainerResources({
+      containerId,
+      linux: { cpuShares: 512, memoryLimitInBytes: 1 << 21 },
+    });
+    await runtime.startContainer({ containerId });
+    await runtime.stopContainer({ containerId, timeout: 0 });
+    s = (await runtime.containerStatus({ containerId })).status;
+    expect(s).toMatchObject({ exitCode: 137, reason: 'Error' });
+    expect(s?.resources?.linux).toMatchObject({ cpuShares: 512, memoryLimitInBytes: 1 << 21, cpuQuota: 0 });
   });
 
   test('stopping a created container leaves it created', async () => {

@@ -51,7 +51,11 @@ export class FakeImageService {
     this.pullUnknownImages = options.pullUnknownImages ?? 'NotFound';
   }
 
-  add(image: string | FakeImage): Image {
+  /**
+   * Stores an image. Imported images (the `images` option, `addImage`) have no repo digest, as
+   * with `ctr images import`; pulled ones (`pulled`) carry one, as from a registry.
+   */
+  add(image: string | FakeImage, pulled = false): Image {
     const spec = typeof image === 'string' ? { ref: image } : image;
     const tag = normalizeImageRef(spec.ref);
     const digest = createHash('sha256').update(tag).digest('hex');
@@ -60,16 +64,9 @@ export class FakeImageService {
     const record: Image = {
       id: `sha256:${digest}`,
       repoTags: [tag],
-      repoDigests: [`${tag.replace(/:[^:/]+$/, '')}@sha256:${digest}`],
+      repoDigests: pulled ? [`${tag.replace(/:[^:/]+$/, '')}@sha256:${digest}`] : [],
       size: spec.size ?? 1_000_000,
       username: '',
-      spec: {
-        image: `sha256:${digest}`,
-        annotations: {},
-        userSpecifiedImage: '',
-        runtimeHandler: '',
-        imageRef: '',
-      },
       pinned: spec.pinned ?? false,
     };
     this.#images.set(record.id, record);
@@ -116,7 +113,7 @@ export class FakeImageService {
         const ref = req.image?.image ?? '';
         if (!ref) throw new StatusError('InvalidArgument', 'ImageSpec.image must not be empty');
         const existing = this.resolve(ref);
-        if (existing) return { imageRef: existing.id };
+        if (existing) return { imageRef: imageRefOf(existing) };
         const tag = normalizeImageRef(ref);
         if (!this.#registry.has(tag) && this.pullUnknownImages === 'NotFound') {
           throw new StatusError(
@@ -131,7 +128,7 @@ export class FakeImageService {
             `failed to pull and unpack image "${tag}": failed to resolve reference "${tag}": failed to do request: Head "https://${host}/v2/": dial tcp: connect: connection refused`,
           );
         }
-        return { imageRef: this.add(tag).id };
+        return { imageRef: imageRefOf(this.add(tag, true)) };
       },
       RemoveImage: (req: RemoveImageRequest) => {
         // Idempotent: removing a missing image succeeds.
@@ -155,6 +152,11 @@ export class FakeImageService {
       },
     };
   }
+}
+
+/** What containerd reports as an image's reference: its repo digest when it has one, else its id. */
+export function imageRefOf(image: Image): string {
+  return image.repoDigests[0] ?? image.id;
 }
 
 /** An ImageSpec for a stored image, as the runtime reports it on containers. */

@@ -10,6 +10,7 @@ import {
   type ContainerStatus,
   type Container as CriContainer,
   type ImageSpec,
+  type LinuxContainerResources,
   NamespaceMode,
   type PodSandbox,
   type PodSandboxConfig,
@@ -18,7 +19,7 @@ import {
   type PodSandboxStatus,
   type RuntimeServiceTypes,
 } from '../generated/types.js';
-import { type FakeImageService, imageSpecOf } from './fake-image-service.js';
+import { type FakeImageService, imageRefOf, imageSpecOf } from './fake-image-service.js';
 import { type HandlerMap, StatusError } from './status-error.js';
 
 /** One ExecSync call as a handler sees it. @public */
@@ -81,6 +82,7 @@ interface ContainerRecord {
   image: ImageSpec;
   imageRef: string;
   imageId: string;
+  resources: LinuxContainerResources;
   state: ContainerState;
   createdAt: number;
   startedAt: number;
@@ -105,6 +107,20 @@ export interface FakeRuntimeOptions {
   podSubnet: string;
   stopExitCode: number;
 }
+
+// What containerd reports for a container created without resources.
+const ZERO_LINUX_RESOURCES: LinuxContainerResources = {
+  cpuPeriod: 0,
+  cpuQuota: 0,
+  cpuShares: 0,
+  memoryLimitInBytes: 0,
+  oomScoreAdj: 0,
+  cpusetCpus: '',
+  cpusetMems: '',
+  hugepageLimits: [],
+  unified: {},
+  memorySwapLimitInBytes: 0,
+};
 
 /** Exit code of a container killed without grace (StopPodSandbox, forced removal): SIGKILL. */
 const KILLED_EXIT_CODE = 137;
@@ -245,6 +261,7 @@ export class FakeRuntimeService {
       mounts: c.config.mounts,
       logPath: c.logPath,
       imageId: c.imageId,
+      resources: { linux: c.resources },
       stopSignal: c.config.stopSignal,
     };
   }
@@ -485,8 +502,10 @@ export class FakeRuntimeService {
           metadata,
           config,
           image: imageSpecOf(config.image),
-          imageRef: image.id,
-          imageId: image.id,
+          imageRef: imageRefOf(image),
+          // containerd 1.6 predates ContainerStatus.image_id and leaves it empty.
+          imageId: '',
+          resources: { ...ZERO_LINUX_RESOURCES, ...config.linux?.resources },
           state: ContainerState.CONTAINER_CREATED,
           createdAt: this.#nowNs(),
           startedAt: 0,
@@ -527,7 +546,10 @@ export class FakeRuntimeService {
       StopContainer: (req) => {
         const c = this.#container(req.containerId);
         // Stopping a created or exited container is a no-op (idempotent, as containerd).
-        if (c.state === ContainerState.CONTAINER_RUNNING) this.#exit(c, this.#opts.stopExitCode);
+        // Without a grace period the runtime kills at once (SIGKILL, 137).
+        if (c.state === ContainerState.CONTAINER_RUNNING) {
+          this.#exit(c, req.timeout > 0 ? this.#opts.stopExitCode : KILLED_EXIT_CODE);
+        }
         return {};
       },
 
@@ -556,7 +578,9 @@ export class FakeRuntimeService {
       }),
 
       UpdateContainerResources: (req) => {
-        this.#container(req.containerId);
+        const c = this.#container(req.containerId);
+        // The request carries the complete new set (absent fields are zero), as the kubelet sends it.
+        if (req.linux) c.resources = req.linux;
         return {};
       },
 
