@@ -13,10 +13,12 @@ import {
   type RuntimePod,
   type RuntimePodStatus,
 } from '@kubelet-kit/core';
+import { SyncCancellation } from './sync-cancellation.js';
 import { SyncLimiter } from './sync-limiter.js';
 import type {
   KillPodOptions,
   PodStatusFunc,
+  PodSyncContext,
   PodSyncer,
   PodSyncStatusView,
   PodWorkerState,
@@ -92,15 +94,20 @@ interface MutableKillPodOptions {
   podTerminationGracePeriodSecondsOverride: number | undefined;
 }
 
-/** The 1-slot channel that wakes a pod's worker loop. */
+/**
+ * The 1-slot channel of a pod's worker. Its loop runs only while there is work, so an idle pod
+ * costs no suspended function; `lastSyncTime` is what upstream's goroutine keeps in a local.
+ */
 interface WorkerChannel {
+  readonly uid: string;
   signaled: boolean;
   closed: boolean;
-  wake: (() => void) | undefined;
+  running: boolean;
+  lastSyncTime: number;
 }
 
 class PodSyncStatus {
-  abort: AbortController | undefined;
+  cancellation: SyncCancellation | undefined;
   working = false;
   pendingUpdate: Update | undefined;
   activeUpdate: Update | undefined;
@@ -172,7 +179,7 @@ interface StartedSync {
   readonly ok: boolean;
   readonly canStart: boolean;
   readonly canEverStart: boolean;
-  readonly signal?: AbortSignal;
+  readonly cancel?: SyncCancellation;
   readonly workType?: PodWorkerState;
   readonly update?: Update;
 }
@@ -314,7 +321,8 @@ export class BasicPodWorkers implements PodWorkers {
   readonly #podSyncStatuses = new Map<string, PodSyncStatus>();
   readonly #startedStaticPodsByFullname = new Map<string, string>();
   readonly #waitingToStartStaticPodsByFullname = new Map<string, string[]>();
-  readonly #loops = new Set<Promise<void>>();
+  #activeRuns = 0;
+  #idleWaiters: (() => void)[] = [];
 
   constructor(options: PodWorkersOptions) {
     this.#podSyncer = options.podSyncer;
@@ -380,9 +388,10 @@ export class BasicPodWorkers implements PodWorkers {
     return false;
   }
 
-  /** Resolves once every worker loop started so far has exited (for shutdown and tests). */
-  async waitForExit(): Promise<void> {
-    while (this.#loops.size > 0) await Promise.all([...this.#loops]);
+  /** Resolves once no worker is processing an update (for shutdown and tests). */
+  whenIdle(): Promise<void> {
+    if (this.#activeRuns === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
   isPodKnownTerminated(uid: string): boolean {
@@ -576,7 +585,7 @@ export class BasicPodWorkers implements PodWorkers {
 
     let channel = this.#podUpdates.get(uid);
     if (!channel) {
-      channel = { signaled: false, closed: false, wake: undefined };
+      channel = { uid, signaled: false, closed: false, running: false, lastSyncTime: 0 };
       this.#podUpdates.set(uid, channel);
       // Static pods with one full name start in the order UpdatePod first saw them.
       if (isStaticPod(pod)) {
@@ -584,7 +593,6 @@ export class BasicPodWorkers implements PodWorkers {
         waiting.push(uid);
         this.#waitingToStartStaticPodsByFullname.set(status.fullname, waiting);
       }
-      this.#spawn(uid, channel);
     }
 
     // Keep the oldest start time, so the metric measures the longest wait.
@@ -597,9 +605,9 @@ export class BasicPodWorkers implements PodWorkers {
     status.working = true;
     this.#signal(channel);
 
-    if ((becameTerminating || wasGracePeriodShortened) && status.abort) {
+    if ((becameTerminating || wasGracePeriodShortened) && status.cancellation) {
       log.debug({ podUID: uid, workType: status.workType() }, 'Cancelling current pod sync');
-      status.abort.abort(new PodSyncCanceledError());
+      status.cancellation.abort(new PodSyncCanceledError());
     }
   }
 
@@ -664,19 +672,12 @@ export class BasicPodWorkers implements PodWorkers {
   #signal(channel: WorkerChannel | undefined): void {
     if (!channel || channel.closed) return;
     channel.signaled = true;
-    const wake = channel.wake;
-    channel.wake = undefined;
-    wake?.();
+    if (!channel.running) this.#run(channel);
   }
 
   #cleanupPodUpdates(uid: string): void {
     const channel = this.#podUpdates.get(uid);
-    if (channel) {
-      channel.closed = true;
-      const wake = channel.wake;
-      channel.wake = undefined;
-      wake?.();
-    }
+    if (channel) channel.closed = true;
     this.#podUpdates.delete(uid);
   }
 
@@ -687,30 +688,12 @@ export class BasicPodWorkers implements PodWorkers {
     this.#signal(this.#podUpdates.get(uid));
   }
 
-  #spawn(uid: string, channel: WorkerChannel): void {
-    const loop = this.#podWorkerLoop(uid, channel)
-      .catch((err: unknown) => {
-        this.#logger.error({ podUID: uid, err: errorMessage(err) }, 'Pod worker crashed');
-      })
-      .finally(() => {
-        this.#loops.delete(loop);
-        this.#logger.debug({ podUID: uid }, 'Pod worker has stopped');
-      });
-    this.#loops.add(loop);
-  }
-
-  /** Waits for the channel's signal; false once it is closed with nothing buffered. */
-  async #receive(channel: WorkerChannel): Promise<boolean> {
-    for (;;) {
-      if (channel.signaled) {
-        channel.signaled = false;
-        return true;
-      }
-      if (channel.closed) return false;
-      await new Promise<void>((resolve) => {
-        channel.wake = resolve;
-      });
-    }
+  #run(channel: WorkerChannel): void {
+    channel.running = true;
+    this.#activeRuns++;
+    this.#podWorkerLoop(channel).catch((err: unknown) => {
+      this.#logger.error({ podUID: channel.uid, err: errorMessage(err) }, 'Pod worker crashed');
+    });
   }
 
   #allowStaticPodStart(fullname: string, uid: string): boolean {
@@ -782,36 +765,36 @@ export class BasicPodWorkers implements PodWorkers {
     const channel = this.#podUpdates.get(uid);
     if (channel) channel.signaled = false;
 
-    if (!status.abort || status.abort.signal.aborted) status.abort = new AbortController();
-    const signal = status.abort.signal;
+    if (!status.cancellation || status.cancellation.aborted) status.cancellation = new SyncCancellation();
+    const cancel = status.cancellation;
 
     if (status.isStarted()) {
       status.mergeLastUpdate(update);
-      return { ok: true, canStart: true, canEverStart: true, signal, workType, update };
+      return { ok: true, canStart: true, canEverStart: true, cancel, workType, update };
     }
     // A runtime-only pod goes straight to terminating; it "starts" only to be stopped.
     if (update.runningPod && workType === 'terminating') {
       status.mergeLastUpdate(update);
-      return { ok: true, canStart: true, canEverStart: true, signal, workType, update };
+      return { ok: true, canStart: true, canEverStart: true, cancel, workType, update };
     }
     if (!update.pod) {
       status.mergeLastUpdate(update);
-      return { ok: true, canStart: false, canEverStart: false, signal, workType, update };
+      return { ok: true, canStart: false, canEverStart: false, cancel, workType, update };
     }
     const { canStart, canEverStart } = this.#allowPodStart(update.pod);
     if (!canEverStart) {
       this.#cleanupUnstartedPod(uid, status);
       this.#observeDuration('terminated', update.startTime);
-      return { ok: true, canStart, canEverStart, signal, workType, update };
+      return { ok: true, canStart, canEverStart, cancel, workType, update };
     }
     if (!canStart) {
       status.pendingUpdate = update;
       status.working = false;
-      return { ok: true, canStart, canEverStart, signal, workType, update };
+      return { ok: true, canStart, canEverStart, cancel, workType, update };
     }
     status.startedAt = this.#clock.now();
     status.mergeLastUpdate(update);
-    return { ok: true, canStart: true, canEverStart: true, signal, workType, update };
+    return { ok: true, canStart: true, canEverStart: true, cancel, workType, update };
   }
 
   #acknowledgeTerminating(uid: string): PodStatusFunc | undefined {
@@ -821,10 +804,30 @@ export class BasicPodWorkers implements PodWorkers {
     return status.statusPostTerminating.at(-1);
   }
 
-  async #podWorkerLoop(uid: string, channel: WorkerChannel): Promise<void> {
-    let lastSyncTime = 0;
-    while (await this.#receive(channel)) {
-      // A worker removed and re-created for the same UID has a new channel; this loop is stale.
+  async #podWorkerLoop(channel: WorkerChannel): Promise<void> {
+    try {
+      // Start after the caller's synchronous code, like a goroutine, so its updates coalesce.
+      await null;
+      await this.#processUpdates(channel);
+    } finally {
+      channel.running = false;
+      // A signal that came after the loop's last look at the channel starts another run.
+      if (channel.signaled && !channel.closed && this.#podUpdates.get(channel.uid) === channel) {
+        this.#run(channel);
+      }
+      if (--this.#activeRuns === 0) {
+        const waiters = this.#idleWaiters;
+        this.#idleWaiters = [];
+        for (const resolve of waiters) resolve();
+      }
+    }
+  }
+
+  async #processUpdates(channel: WorkerChannel): Promise<void> {
+    const uid = channel.uid;
+    while (channel.signaled) {
+      channel.signaled = false;
+      // A worker removed and re-created for the same UID has a new channel; this one is stale.
       if (this.#podUpdates.get(uid) !== channel) return;
       const started = this.#startPodSync(uid);
       if (!started.ok) continue;
@@ -832,15 +835,15 @@ export class BasicPodWorkers implements PodWorkers {
       if (!started.canStart) continue;
       const update = started.update as Update;
       const workType = started.workType as PodWorkerState;
-      const signal = started.signal as AbortSignal;
+      const cancel = started.cancel as SyncCancellation;
       const log = this.#logger;
       log.debug({ podUID: uid, workType }, 'Processing pod event');
 
       let isTerminal = false;
       let err: unknown;
       try {
-        isTerminal = await this.#sync(uid, workType, update, signal, lastSyncTime, () => {
-          lastSyncTime = this.#clock.now();
+        isTerminal = await this.#sync(uid, workType, update, cancel, channel.lastSyncTime, () => {
+          channel.lastSyncTime = this.#clock.now();
         });
       } catch (e) {
         err = e;
@@ -848,7 +851,7 @@ export class BasicPodWorkers implements PodWorkers {
       if (err !== undefined && isOnlyBackoff(err)) err = undefined;
 
       let phaseTransition = false;
-      if (err !== undefined && signal.aborted) {
+      if (err !== undefined && cancel.aborted) {
         // A newer update superseded this sync and is already pending.
         log.info(
           { podUID: uid, workType, err: errorMessage(err) },
@@ -882,7 +885,7 @@ export class BasicPodWorkers implements PodWorkers {
     uid: string,
     workType: PodWorkerState,
     update: Update,
-    signal: AbortSignal,
+    cancel: SyncCancellation,
     lastSyncTime: number,
     markSynced: () => void,
   ): Promise<boolean> {
@@ -890,7 +893,8 @@ export class BasicPodWorkers implements PodWorkers {
     if (!update.runningPod) {
       const pod = update.pod as Pod;
       // Never act on a runtime status older than the end of the previous sync.
-      const cached = await this.#podCache.getNewerThan(uid, lastSyncTime, signal);
+      // Raced rather than handed a signal: an abort listener per sync is costly at scale.
+      const cached = await cancel.race(this.#podCache.getNewerThan(uid, lastSyncTime));
       if (cached.error) {
         this.#recorder.event(
           podRef(pod),
@@ -902,9 +906,13 @@ export class BasicPodWorkers implements PodWorkers {
       }
       podStatus = cached.status ?? emptyPodStatus(uid, pod);
     }
-    const release = this.#limiter ? await this.#limiter.acquire(signal) : undefined;
+    const release = this.#limiter ? await this.#limiter.acquire(cancel) : undefined;
     try {
-      const ctx = { signal };
+      const ctx: PodSyncContext = {
+        get signal() {
+          return cancel.signal;
+        },
+      };
       switch (workType) {
         case 'terminated':
           await this.#podSyncer.syncTerminatedPod(ctx, update.pod as Pod, podStatus as RuntimePodStatus);

@@ -69,7 +69,7 @@ test('TestSyncKnownPods: queries before and after the first sync, and purging of
   // once terminated, the next housekeeping forgets them
   w.syncKnownPods([]);
   expect(w.knownPodUIDs()).toEqual([]);
-  await w.waitForExit();
+  await w.whenIdle();
 });
 
 // Upstream Test_removeTerminatedWorker, reached through real flows rather than injected state.
