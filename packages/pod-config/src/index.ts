@@ -5,6 +5,11 @@
  */
 
 export * from './api-references.js';
+export {
+  ApiserverSource,
+  type ApiserverSourceOptions,
+  type ApiserverSourceStats,
+} from './apiserver-source.js';
 export * from './common.js';
 export * from './config.js';
 export * from './defaults.js';

@@ -1,0 +1,283 @@
+import type { Pod } from '@kubelet-kit/core';
+import { describe, expect, it } from 'vitest';
+import {
+  isDNS1123Label,
+  isDNS1123Subdomain,
+  PodValidationError,
+  podFieldErrors,
+  setPodDefaults,
+  validatePod,
+} from '../src/index.js';
+
+function validPod(): Pod {
+  return setPodDefaults({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'web', namespace: 'default', labels: { app: 'web' } },
+    spec: {
+      initContainers: [{ name: 'init', image: 'busybox:1' }],
+      containers: [
+        {
+          name: 'app',
+          image: 'nginx:1',
+          ports: [{ name: 'http', containerPort: 80 }],
+          volumeMounts: [{ name: 'data', mountPath: '/data' }],
+          livenessProbe: { httpGet: { port: 'http' } },
+          resources: { limits: { cpu: '500m', memory: '128Mi' } },
+        },
+      ],
+      volumes: [{ name: 'data', emptyDir: {} }],
+    },
+  });
+}
+
+type Mutation = (pod: Pod) => void;
+const spec = (p: Pod) => p.spec!;
+const app = (p: Pod) => p.spec!.containers[0]!;
+
+const cases: [string, Mutation, string, string][] = [
+  ['name not DNS-1123', (p) => (p.metadata!.name = 'Web_1'), 'metadata.name', 'Invalid value'],
+  ['namespace not a label', (p) => (p.metadata!.namespace = 'a.b'), 'metadata.namespace', 'Invalid value'],
+  ['bad label key', (p) => (p.metadata!.labels = { 'a b': 'x' }), 'metadata.labels["a b"]', 'Invalid value'],
+  ['no containers', (p) => (spec(p).containers = []), 'spec.containers', 'Required value'],
+  ['container name not a label', (p) => (app(p).name = 'App'), 'spec.containers[0].name', 'Invalid value'],
+  [
+    'container name repeats an init container',
+    (p) => (app(p).name = 'init'),
+    'spec.containers[0].name',
+    'Duplicate value',
+  ],
+  ['empty image', (p) => (app(p).image = ''), 'spec.containers[0].image', 'Required value'],
+  ['blank image', (p) => (app(p).image = '  '), 'spec.containers[0].image', 'Required value'],
+  [
+    'containerPort 0',
+    (p) => (app(p).ports = [{ containerPort: 0 }]),
+    'spec.containers[0].ports[0].containerPort',
+    'Required value',
+  ],
+  [
+    'containerPort too big',
+    (p) => (app(p).ports = [{ containerPort: 70000 }]),
+    'spec.containers[0].ports[0].containerPort',
+    'Invalid value',
+  ],
+  [
+    'port name too long',
+    (p) => (app(p).ports = [{ name: 'a-very-long-port-name', containerPort: 1 }]),
+    'spec.containers[0].ports[0].name',
+    'Invalid value',
+  ],
+  [
+    'duplicate port names',
+    (p) =>
+      (app(p).ports = [
+        { name: 'http', containerPort: 1 },
+        { name: 'http', containerPort: 2 },
+      ]),
+    'spec.containers[0].ports[1].name',
+    'Duplicate value',
+  ],
+  [
+    'hostPort differs under hostNetwork',
+    (p) => {
+      spec(p).hostNetwork = true;
+      app(p).ports = [{ containerPort: 80, hostPort: 81 }];
+    },
+    'spec.containers[0].ports[0].containerPort',
+    'Invalid value',
+  ],
+  [
+    'duplicate volume names',
+    (p) => spec(p).volumes!.push({ name: 'data', emptyDir: {} }),
+    'spec.volumes[1].name',
+    'Duplicate value',
+  ],
+  [
+    'two volume types',
+    (p) => (spec(p).volumes![0]!.hostPath = { path: '/x' }),
+    'spec.volumes[0].hostPath',
+    'Forbidden',
+  ],
+  [
+    'mount of an undeclared volume',
+    (p) => (app(p).volumeMounts = [{ name: 'nope', mountPath: '/x' }]),
+    'spec.containers[0].volumeMounts[0].name',
+    'Not found',
+  ],
+  [
+    'two mounts at one path',
+    (p) =>
+      (app(p).volumeMounts = [
+        { name: 'data', mountPath: '/x' },
+        { name: 'data', mountPath: '/x' },
+      ]),
+    'spec.containers[0].volumeMounts[1].mountPath',
+    'Invalid value',
+  ],
+  [
+    'subPath escapes',
+    (p) => (app(p).volumeMounts = [{ name: 'data', mountPath: '/x', subPath: '../etc' }]),
+    'spec.containers[0].volumeMounts[0].subPath',
+    'Invalid value',
+  ],
+  [
+    'unknown restart policy',
+    (p) => (spec(p).restartPolicy = 'Sometimes'),
+    'spec.restartPolicy',
+    'Unsupported value',
+  ],
+  [
+    'probe without a handler',
+    (p) => (app(p).livenessProbe = { periodSeconds: 5 }),
+    'spec.containers[0].livenessProbe',
+    'Required value',
+  ],
+  [
+    'probe with two handlers',
+    (p) => (app(p).readinessProbe = { exec: { command: ['true'] }, tcpSocket: { port: 80 } }),
+    'spec.containers[0].readinessProbe.tcpSocket',
+    'Forbidden',
+  ],
+  [
+    'liveness successThreshold other than 1',
+    (p) => (app(p).livenessProbe = { exec: { command: ['true'] }, successThreshold: 2 }),
+    'spec.containers[0].livenessProbe.successThreshold',
+    'Invalid value',
+  ],
+  [
+    'probe port out of range',
+    (p) => (app(p).livenessProbe = { tcpSocket: { port: 0 } }),
+    'spec.containers[0].livenessProbe.tcpSocket.port',
+    'Invalid value',
+  ],
+  [
+    'preStop without a handler',
+    (p) => (app(p).lifecycle = { preStop: {} }),
+    'spec.containers[0].lifecycle.preStop',
+    'Required value',
+  ],
+  [
+    'exec without a command',
+    (p) => (app(p).lifecycle = { postStart: { exec: {} } }),
+    'spec.containers[0].lifecycle.postStart.exec.command',
+    'Required value',
+  ],
+  [
+    'quantity that does not parse',
+    (p) => (app(p).resources = { limits: { cpu: 'lots' } }),
+    'spec.containers[0].resources.limits.cpu',
+    'Invalid value',
+  ],
+  [
+    'negative quantity',
+    (p) => (app(p).resources = { requests: { cpu: '-1' } }),
+    'spec.containers[0].resources.requests["cpu"]',
+    'Invalid value',
+  ],
+  [
+    'request above limit',
+    (p) => (app(p).resources = { limits: { memory: '1Gi' }, requests: { memory: '2Gi' } }),
+    'spec.containers[0].resources.requests["memory"]',
+    'Invalid value',
+  ],
+  [
+    'probe on a plain init container',
+    (p) => (spec(p).initContainers![0]!.readinessProbe = { exec: { command: ['x'] } }),
+    'spec.initContainers[0].readinessProbe',
+    'Forbidden',
+  ],
+  [
+    'env name with =',
+    (p) => (app(p).env = [{ name: 'A=B', value: '1' }]),
+    'spec.containers[0].env[0].name',
+    'Invalid value',
+  ],
+  [
+    'negative grace period',
+    (p) => (spec(p).terminationGracePeriodSeconds = -1),
+    'spec.terminationGracePeriodSeconds',
+    'Invalid value',
+  ],
+  [
+    'defaultMode above 0777',
+    (p) => (spec(p).volumes = [{ name: 'data', downwardAPI: { defaultMode: 0o1777 } }]),
+    'spec.volumes[0].downwardAPI.defaultMode',
+    'Invalid value',
+  ],
+  // The structural part comes from the OpenAPI schema (kubernetes-models).
+  [
+    'a port that is not a number',
+    (p) => (app(p).ports = [{ containerPort: 'x' as unknown as number }]),
+    'spec.containers[0].ports[0].containerPort',
+    'Invalid value',
+  ],
+  [
+    'an image that is not a string',
+    (p) => (app(p).image = 5 as unknown as string),
+    'spec.containers[0].image',
+    'Invalid value',
+  ],
+  [
+    'a container without a name',
+    (p) => delete (app(p) as { name?: string }).name,
+    'spec.containers[0].name',
+    'Required value',
+  ],
+];
+
+describe('validatePod', () => {
+  it('accepts a valid pod', () => {
+    expect(validatePod(validPod(), { source: 'api' })).toBeUndefined();
+  });
+
+  it.each(cases)('rejects %s', (_title, mutate, field, type) => {
+    const pod = validPod();
+    mutate(pod);
+    const errors = podFieldErrors(pod);
+    expect(errors.map((e) => [e.field, e.type])).toContainEqual([field, type]);
+  });
+
+  it('names the source, file, pod and field in the error and its message', () => {
+    const pod = validPod();
+    pod.spec!.containers[0]!.image = '';
+    const error = validatePod(pod, { source: 'file', file: '/etc/kubernetes/manifests/web.yaml' });
+    expect(error).toBeInstanceOf(PodValidationError);
+    expect(error).toMatchObject({
+      code: 'FailedValidation',
+      source: 'file',
+      file: '/etc/kubernetes/manifests/web.yaml',
+      object: { namespace: 'default', name: 'web' },
+      field: 'spec.containers[0].image',
+    });
+    for (const part of [
+      'file',
+      '/etc/kubernetes/manifests/web.yaml',
+      'default/web',
+      'spec.containers[0].image',
+    ]) {
+      expect(error?.message).toContain(part);
+    }
+  });
+
+  it('names the url for http pods', () => {
+    const pod = validPod();
+    pod.spec!.restartPolicy = 'Maybe';
+    const error = validatePod(pod, { source: 'http', url: 'http://m/pods' });
+    expect(error?.url).toBe('http://m/pods');
+    expect(error?.message).toContain('http://m/pods');
+  });
+
+  it('rejects non-objects without throwing', () => {
+    for (const value of [null, 1, 'pod', [], true]) {
+      expect(validatePod(value, { source: 'api' })?.field).toBe('<root>');
+    }
+  });
+
+  it('checks DNS-1123 names', () => {
+    expect(isDNS1123Label('a-b-1')).toBe(true);
+    expect(isDNS1123Label('-a')).toBe(false);
+    expect(isDNS1123Label('a'.repeat(64))).toBe(false);
+    expect(isDNS1123Subdomain('a.b-c.d')).toBe(true);
+    expect(isDNS1123Subdomain('a..b')).toBe(false);
+  });
+});
