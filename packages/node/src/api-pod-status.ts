@@ -90,5 +90,11 @@ export function generateAPIPodStatus(options: GenerateAPIPodStatusOptions): PodS
     if (oldStatus.podIPs) status.podIPs = oldStatus.podIPs;
   }
   if (oldStatus.startTime) status.startTime = oldStatus.startTime;
+  else {
+    // After an agent restart a static pod has no earlier status: its oldest sandbox says when it started.
+    const firstSandbox = Math.min(...podStatus.sandboxStatuses.map((s) => s.createdAt).filter((t) => t > 0));
+    if (Number.isFinite(firstSandbox))
+      status.startTime = new Date(Math.floor(firstSandbox / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  }
   return status;
 }

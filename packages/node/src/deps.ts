@@ -51,8 +51,8 @@ export interface ProbeManagerView {
 export interface VolumeManagerView {
   start(): void | Promise<void>;
   stop(): void | Promise<void>;
-  waitForAttachAndMount(pod: Pod, signal?: AbortSignal): Promise<void>;
-  waitForUnmount(pod: Pod, signal?: AbortSignal): Promise<void>;
+  waitForAttachAndMount(pod: Pod, options?: { readonly signal?: AbortSignal }): Promise<void>;
+  waitForUnmount(pod: Pod, options?: { readonly signal?: AbortSignal }): Promise<void>;
 }
 
 /** The PLEG, as the agent drives it. */

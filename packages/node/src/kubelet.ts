@@ -567,7 +567,7 @@ export class Kubelet implements PodSyncer {
       await fs.mkdir(path.join(o.rootDirectory, 'pods', uid, 'plugins'), { recursive: true });
       if (o.volumeManager) {
         try {
-          await o.volumeManager.waitForAttachAndMount(pod, ctx.signal);
+          await o.volumeManager.waitForAttachAndMount(pod, { signal: ctx.signal });
         } catch (err) {
           this.#recorder.event(
             { kind: 'Pod', namespace: pod.metadata?.namespace ?? '', name: pod.metadata?.name ?? '', uid },
@@ -650,7 +650,7 @@ export class Kubelet implements PodSyncer {
   async syncTerminatedPod(ctx: PodSyncContext, pod: Pod, podStatus: RuntimePodStatus): Promise<void> {
     const o = this.#o;
     o.statusManager.setPodStatus(pod, this.#apiStatus(pod, podStatus, true));
-    await o.volumeManager?.waitForUnmount(pod, ctx.signal);
+    await o.volumeManager?.waitForUnmount(pod, { signal: ctx.signal });
     o.statusManager.terminatePod(pod);
     this.reasonCache.removePod(pod.metadata?.uid ?? '');
     this.#startedPods.delete(pod.metadata?.uid ?? '');

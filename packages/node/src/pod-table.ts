@@ -25,7 +25,9 @@ export function podStatusReason(pod: Pod): string {
     if (c.state?.terminated?.exitCode === 0) continue;
     if (restartable && c.started) continue;
     if (c.state?.terminated) {
-      reason = c.state.terminated.reason ? `Init:${c.state.terminated.reason}` : `Init:ExitCode:${c.state.terminated.exitCode}`;
+      reason = c.state.terminated.reason
+        ? `Init:${c.state.terminated.reason}`
+        : `Init:ExitCode:${c.state.terminated.exitCode}`;
     } else if (c.state?.waiting?.reason && c.state.waiting.reason !== 'PodInitializing') {
       reason = `Init:${c.state.waiting.reason}`;
     } else {
@@ -54,7 +56,10 @@ export function podRows(pods: readonly Pod[], now: number): string[][] {
     const statuses = pod.status?.containerStatuses ?? [];
     const total = pod.spec?.containers?.length ?? statuses.length;
     const ready = statuses.filter((c) => c.ready).length;
-    const restarts = [...statuses, ...(pod.status?.initContainerStatuses ?? [])].reduce((n, c) => n + (c.restartCount ?? 0), 0);
+    const restarts = [...statuses, ...(pod.status?.initContainerStatuses ?? [])].reduce(
+      (n, c) => n + (c.restartCount ?? 0),
+      0,
+    );
     const start = Date.parse(pod.status?.startTime ?? pod.metadata?.creationTimestamp ?? '');
     return [
       pod.metadata?.namespace && pod.metadata.namespace !== 'default'
@@ -73,5 +78,7 @@ export function podRows(pods: readonly Pod[], now: number): string[][] {
 export function formatPodTable(pods: readonly Pod[], now: number): string {
   const rows = [['NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE', 'IP'], ...podRows(pods, now)];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]! + 3))).join('')).join('\n');
+  return rows
+    .map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]! + 3))).join(''))
+    .join('\n');
 }

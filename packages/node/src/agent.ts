@@ -1,0 +1,366 @@
+import os from 'node:os';
+import path from 'node:path';
+import {
+  type Clock,
+  type EventRecorder,
+  InMemoryEventRecorder,
+  type Logger,
+  noopLogger,
+  type ObjectGetter,
+  type Pod,
+  RealClock,
+} from '@kubelet-kit/core';
+import { ImageServiceClient, RuntimeServiceClient } from '@kubelet-kit/cri';
+import { KubeGenericRuntimeManager } from '@kubelet-kit/kuberuntime';
+import { GenericPLEG, PodStatusCache } from '@kubelet-kit/pleg';
+import { ApiserverSource, FileSource, HttpSource, PodConfig, type PodSource } from '@kubelet-kit/pod-config';
+import { BasicPodManager } from '@kubelet-kit/pod-manager';
+import { DefaultProbeManager, DefaultResultsManager } from '@kubelet-kit/prober';
+import { ApiserverStatusSink, newStatusManager, type StatusSink } from '@kubelet-kit/status-manager';
+import { ApiserverObjectGetter, BasicVolumeManager, LocalObjectGetter } from '@kubelet-kit/volume-manager';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { NodeAllocatable } from './admission.js';
+import type { PodConfigView, ProbeManagerView } from './deps.js';
+import { instrumentCriClient } from './instrumented.js';
+import { Kubelet } from './kubelet.js';
+import { KubeletMetrics } from './metrics.js';
+import { KubeletServer } from './server.js';
+
+/** Options of {@link createAgent}: the `kubelet-kit run` flags, as an object. */
+export interface AgentOptions {
+  /** The node's name (upstream --hostname-override); default the host name, lowercased. */
+  readonly nodeName?: string;
+  /** Upstream --root-dir; default `/var/lib/kubelet-kit`. */
+  readonly rootDirectory?: string;
+  /** Upstream --container-runtime-endpoint. */
+  readonly runtimeEndpoint: string;
+  /** Upstream --pod-manifest-path: a directory or a file of static pods. */
+  readonly podManifestPath?: string;
+  /** Upstream --manifest-url. */
+  readonly manifestUrl?: string;
+  /** Upstream --kubeconfig: pods bound to this node come from that API server, statuses go back to it. */
+  readonly kubeconfig?: string;
+  /** A directory of ConfigMap and Secret manifests for volumes and env, when there is no API server. */
+  readonly objectDirectory?: string;
+  /** Let static pods reference ConfigMaps, Secrets and the like (upstream forbids it). */
+  readonly allowStaticPodApiReferences?: boolean;
+  /** Upstream --max-pods; default 110. */
+  readonly maxPods?: number;
+  /** HTTP endpoints' address; default 127.0.0.1. */
+  readonly address?: string;
+  /** HTTP endpoints' port; default 10250, 0 for any free one. */
+  readonly port?: number;
+  /** Default `<rootDirectory>/logs/pods` (upstream /var/log/pods). */
+  readonly podLogsDirectory?: string;
+  /** Upstream --sync-frequency; default 60 s. */
+  readonly syncFrequencyMs?: number;
+  /** File source re-list period (upstream --file-check-frequency); default 20 s. */
+  readonly fileCheckFrequencyMs?: number;
+  /** Crash-loop backoff, for tests (default 10 s → 300 s). */
+  readonly crashLoopBackOff?: { readonly initialMs: number; readonly maxMs: number };
+  /** The node's IPs; default the first non-internal IPv4 address of the host. */
+  readonly nodeIPs?: readonly string[];
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+  readonly recorder?: EventRecorder;
+}
+
+/** A running agent: the kubelet, its HTTP endpoints and what it was built from. */
+export interface Agent {
+  readonly kubelet: Kubelet;
+  readonly metrics: KubeletMetrics;
+  readonly recorder: EventRecorder;
+  /** The bound address of the HTTP endpoints, once started. */
+  readonly address: { readonly address: string; readonly port: number } | undefined;
+  /** Rejections of manifests and other source errors, newest last (bounded). */
+  readonly sourceErrors: readonly string[];
+  start(): Promise<void>;
+  /** Stops the agent; the containers keep running, and a new agent adopts them. */
+  stop(): Promise<void>;
+}
+
+function defaultNodeIPs(): string[] {
+  for (const addrs of Object.values(os.networkInterfaces())) {
+    for (const a of addrs ?? []) if (a.family === 'IPv4' && !a.internal) return [a.address];
+  }
+  return ['127.0.0.1'];
+}
+
+/** Builds a node agent from the kubelet-kit packages, as `kubelet-kit run` does. */
+export function createAgent(options: AgentOptions): Agent {
+  const clock = options.clock ?? new RealClock();
+  const logger = options.logger ?? noopLogger;
+  const recorder = options.recorder ?? new InMemoryEventRecorder({ limit: 1000, now: () => clock.now() });
+  const nodeName = (options.nodeName ?? os.hostname()).toLowerCase();
+  const rootDirectory = path.resolve(options.rootDirectory ?? '/var/lib/kubelet-kit');
+  const nodeIPs = options.nodeIPs ?? defaultNodeIPs();
+  const metrics = new KubeletMetrics();
+  const allocatable: NodeAllocatable = {
+    cpu: os.cpus().length,
+    memory: os.totalmem(),
+    pods: options.maxPods ?? 110,
+  };
+  const sourceErrors: string[] = [];
+  const onSourceError = (err: Error) => {
+    sourceErrors.push(err.message);
+    if (sourceErrors.length > 200) sourceErrors.shift();
+    logger.warn({ err: err.message }, 'pod source error');
+  };
+
+  const kubeConfig = options.kubeconfig ? new KubeConfig() : undefined;
+  if (kubeConfig && options.kubeconfig) kubeConfig.loadFromFile(options.kubeconfig);
+
+  let objectGetter: ObjectGetter | undefined;
+  if (options.objectDirectory) {
+    objectGetter = new LocalObjectGetter({
+      directory: options.objectDirectory,
+      clock,
+      logger: logger.child({ component: 'objects' }),
+    });
+  } else if (kubeConfig) {
+    objectGetter = new ApiserverObjectGetter({
+      kubeConfig,
+      clock,
+      logger: logger.child({ component: 'objects' }),
+    });
+  }
+
+  // Several managers need the pod workers, which the kubelet owns: reach them lazily.
+  let kubelet: Kubelet | undefined;
+  const workers = () => {
+    if (!kubelet) throw new Error('kubelet not constructed yet');
+    return kubelet.podWorkers;
+  };
+  const podStateProvider = {
+    shouldPodContentBeRemoved: (uid: string) => workers().shouldPodContentBeRemoved(uid),
+    shouldPodRuntimeBeRemoved: (uid: string) => workers().shouldPodRuntimeBeRemoved(uid),
+    shouldPodContainersBeTerminating: (uid: string) => workers().shouldPodContainersBeTerminating(uid),
+  };
+
+  const podManager = new BasicPodManager();
+  const podConfig = new PodConfig({ recorder, logger: logger.child({ component: 'config' }), clock });
+  const sources: PodSource[] = [];
+  const preventStaticPodAPIReferences = !options.allowStaticPodApiReferences;
+  if (options.podManifestPath) {
+    sources.push(
+      new FileSource({
+        path: path.resolve(options.podManifestPath),
+        nodeName,
+        clock,
+        logger: logger.child({ source: 'file' }),
+        recorder,
+        preventStaticPodAPIReferences,
+        onError: onSourceError,
+        ...(options.fileCheckFrequencyMs !== undefined ? { period: options.fileCheckFrequencyMs } : {}),
+      }),
+    );
+  }
+  if (options.manifestUrl) {
+    sources.push(
+      new HttpSource({
+        url: options.manifestUrl,
+        nodeName,
+        clock,
+        logger: logger.child({ source: 'http' }),
+        recorder,
+        preventStaticPodAPIReferences,
+        onError: onSourceError,
+      }),
+    );
+  }
+  if (kubeConfig) {
+    sources.push(
+      new ApiserverSource({
+        kubeConfig,
+        nodeName,
+        clock,
+        logger: logger.child({ source: 'api' }),
+        recorder,
+        onError: onSourceError,
+      }),
+    );
+  }
+  const podConfigView: PodConfigView = {
+    updates: (signal) => podConfig.updates(signal ? { signal } : {}),
+    seenAllSources: () => podConfig.seenAllSources(podConfig.sources),
+    start: async () => {
+      for (const s of sources) await podConfig.addSource(s);
+    },
+    stop: () => podConfig.stop(),
+  };
+
+  const runtimeService = instrumentCriClient(
+    new RuntimeServiceClient({ endpoint: options.runtimeEndpoint }),
+    metrics,
+  );
+  const imageService = instrumentCriClient(
+    new ImageServiceClient({ endpoint: options.runtimeEndpoint }),
+    metrics,
+  );
+
+  const sinks: StatusSink[] = [];
+  if (kubeConfig)
+    sinks.push(
+      new ApiserverStatusSink({
+        api: kubeConfig.makeApiClient(CoreV1Api),
+        logger: logger.child({ component: 'status-sink' }),
+      }),
+    );
+  const statusManager = newStatusManager({
+    podManager,
+    podDeletionSafety: {
+      podCouldHaveRunningContainers: (pod: Pod) =>
+        workers().couldHaveRunningContainers(pod.metadata?.uid ?? ''),
+    },
+    sinks,
+    clock,
+    logger: logger.child({ component: 'status' }),
+  });
+
+  const livenessManager = new DefaultResultsManager();
+  const readinessManager = new DefaultResultsManager();
+  const startupManager = new DefaultResultsManager();
+
+  const volumeManager = new BasicVolumeManager({
+    rootDirectory,
+    getPods: () => podManager.getPods(),
+    podStateProvider,
+    sourcesReady: () => podConfigView.seenAllSources(),
+    ...(objectGetter ? { objectGetter } : {}),
+    nodeName,
+    clock,
+    logger: logger.child({ component: 'volumes' }),
+    eventRecorder: recorder,
+  });
+
+  const runtime = new KubeGenericRuntimeManager({
+    runtimeService,
+    imageService,
+    clock,
+    logger: logger.child({ component: 'kuberuntime' }),
+    recorder,
+    livenessManager,
+    startupManager,
+    volumeProvider: volumeManager,
+    ...(objectGetter ? { objectGetter } : {}),
+    podStateProvider,
+    rootDirectory,
+    podLogsRootDirectory: options.podLogsDirectory ?? path.join(rootDirectory, 'logs', 'pods'),
+    nodeName,
+    nodeIPs,
+  });
+
+  const probeManager = new DefaultProbeManager({
+    statusProvider: statusManager,
+    runner: runtime,
+    clock,
+    recorder,
+    logger: logger.child({ component: 'prober' }),
+    registry: metrics.registry,
+    livenessManager,
+    readinessManager,
+    startupManager,
+  });
+  const resultManagers = { liveness: livenessManager, readiness: readinessManager, startup: startupManager };
+  const probeView: ProbeManagerView = {
+    start: () => probeManager.start(),
+    stop: () => probeManager.stop(),
+    addPod: (pod) => probeManager.addPod(pod),
+    removePod: (pod) => probeManager.removePod(pod),
+    cleanupPods: (uids) => probeManager.cleanupPods(uids),
+    stopLivenessAndStartup: (pod) => probeManager.stopLivenessAndStartup(pod),
+    updatePodStatus: (pod, status) => probeManager.updatePodStatus(pod, status),
+    onResult: (type, listener) => resultManagers[type].subscribe(listener),
+  };
+
+  const podCache = new PodStatusCache();
+  const pleg = new GenericPLEG({
+    runtime,
+    cache: podCache,
+    clock,
+    logger: logger.child({ component: 'pleg' }),
+    onRelist: (r) => metrics.plegRelistDuration.observe(r.durationMs / 1000),
+  });
+
+  let networkReady = true;
+  kubelet = new Kubelet({
+    nodeName,
+    rootDirectory,
+    nodeIPs,
+    allocatable,
+    runtime,
+    podConfig: podConfigView,
+    podManager,
+    statusManager,
+    pleg,
+    podCache,
+    probeManager: probeView,
+    volumeManager,
+    ...(objectGetter ? { objectGetter } : {}),
+    clock,
+    logger,
+    recorder,
+    metrics,
+    networkReady: () => networkReady,
+    ...(options.syncFrequencyMs !== undefined ? { resyncIntervalMs: options.syncFrequencyMs } : {}),
+    ...(options.crashLoopBackOff ? { crashLoopBackOff: options.crashLoopBackOff } : {}),
+  });
+  const k = kubelet;
+
+  const server = new KubeletServer({
+    ...(options.address !== undefined ? { address: options.address } : {}),
+    port: options.port ?? 10250,
+    pods: () => k.podsWithStatus(),
+    healthChecks: [
+      {
+        name: 'pleg',
+        check: () => {
+          const h = pleg.healthy();
+          return h.healthy ? undefined : String(h.error ?? 'unhealthy');
+        },
+      },
+    ],
+    registry: metrics.registry,
+    logger: logger.child({ component: 'server' }),
+  });
+
+  let bound: { address: string; port: number } | undefined;
+  let statusTimer: { cancel(): void } | undefined;
+  const checkRuntime = async () => {
+    try {
+      const conditions = await runtime.status();
+      networkReady = conditions.find((c) => c.type === 'NetworkReady')?.status ?? true;
+    } catch (err) {
+      logger.warn({ err: String(err) }, 'runtime status check failed');
+    }
+  };
+  return {
+    kubelet: k,
+    metrics,
+    recorder,
+    get address() {
+      return bound;
+    },
+    sourceErrors,
+    async start() {
+      const version = await runtime.version();
+      logger.info(
+        { runtime: version.runtimeName, version: version.runtimeVersion, node: nodeName },
+        'container runtime connected',
+      );
+      await checkRuntime();
+      statusTimer = clock.setInterval(() => void checkRuntime(), 5000);
+      const addr = await server.start();
+      bound = { address: addr.address, port: addr.port };
+      logger.info({ address: addr.address, port: addr.port }, 'serving /healthz, /pods, /metrics');
+      await k.start();
+    },
+    async stop() {
+      statusTimer?.cancel();
+      await k.stop();
+      await server.stop();
+      runtimeService.close();
+      imageService.close();
+    },
+  };
+}

@@ -1,0 +1,192 @@
+#!/usr/bin/env node
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Logger, Pod } from '@kubelet-kit/core';
+import { Command, InvalidArgumentError } from 'commander';
+import { pino } from 'pino';
+import { createAgent } from './agent.js';
+import { formatPodTable } from './pod-table.js';
+
+function int(name: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 0)
+      throw new InvalidArgumentError(`${name} must be a whole number, got ${JSON.stringify(value)}`);
+    return n;
+  };
+}
+
+/** Go-style durations as the kubelet flags take them: `20s`, `1m`, `500ms`, `1m30s`. */
+function duration(value: string): number {
+  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
+  let total = 0;
+  let consumed = 0;
+  for (const m of value.matchAll(re)) {
+    total += Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'];
+    consumed += m[0].length;
+  }
+  if (consumed !== value.length || value.length === 0) {
+    throw new InvalidArgumentError(`invalid duration ${JSON.stringify(value)} (use e.g. 20s, 1m, 500ms)`);
+  }
+  return total;
+}
+
+interface RunFlags {
+  podManifestPath?: string;
+  manifestUrl?: string;
+  containerRuntimeEndpoint: string;
+  hostnameOverride?: string;
+  rootDir: string;
+  maxPods: number;
+  kubeconfig?: string;
+  address: string;
+  port: number;
+  objectDir?: string;
+  allowStaticPodApiReferences?: boolean;
+  podLogsDir?: string;
+  syncFrequency?: number;
+  fileCheckFrequency?: number;
+  nodeIp?: string[];
+  logLevel: string;
+  logFile?: string;
+  table: boolean;
+}
+
+async function run(flags: RunFlags): Promise<void> {
+  const interactive = Boolean(process.stdout.isTTY) && flags.table;
+  const logFile = flags.logFile ?? (interactive ? path.join(flags.rootDir, 'kubelet-kit.log') : undefined);
+  if (logFile) fs.mkdirSync(path.dirname(logFile), { recursive: true });
+  const destination = logFile
+    ? pino.destination({ dest: logFile, sync: false, mkdir: true })
+    : pino.destination(1);
+  const logger = pino(
+    { level: flags.logLevel, base: { pid: process.pid } },
+    destination,
+  ) as unknown as Logger;
+
+  if (!flags.podManifestPath && !flags.manifestUrl && !flags.kubeconfig) {
+    process.stderr.write(
+      'kubelet-kit run: no pod source given: pass --pod-manifest-path, --manifest-url or --kubeconfig\n',
+    );
+    process.exitCode = 2;
+    return;
+  }
+  const agent = createAgent({
+    runtimeEndpoint: flags.containerRuntimeEndpoint,
+    rootDirectory: flags.rootDir,
+    maxPods: flags.maxPods,
+    address: flags.address,
+    port: flags.port,
+    logger,
+    ...(flags.podManifestPath ? { podManifestPath: flags.podManifestPath } : {}),
+    ...(flags.manifestUrl ? { manifestUrl: flags.manifestUrl } : {}),
+    ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
+    ...(flags.hostnameOverride ? { nodeName: flags.hostnameOverride } : {}),
+    ...(flags.objectDir ? { objectDirectory: flags.objectDir } : {}),
+    ...(flags.allowStaticPodApiReferences ? { allowStaticPodApiReferences: true } : {}),
+    ...(flags.podLogsDir ? { podLogsDirectory: flags.podLogsDir } : {}),
+    ...(flags.syncFrequency !== undefined ? { syncFrequencyMs: flags.syncFrequency } : {}),
+    ...(flags.fileCheckFrequency !== undefined ? { fileCheckFrequencyMs: flags.fileCheckFrequency } : {}),
+    ...(flags.nodeIp?.length ? { nodeIPs: flags.nodeIp } : {}),
+  });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping; containers keep running');
+    await agent.stop().catch((err: unknown) => logger.error({ err: String(err) }, 'stop failed'));
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+  try {
+    await agent.start();
+  } catch (err) {
+    process.stderr.write(`kubelet-kit run: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+
+  if (interactive) {
+    process.stdout.write(
+      `kubelet-kit: node ${agent.address ? `serving on http://${agent.address.address}:${agent.address.port}` : ''}; logs in ${logFile}\n`,
+    );
+    let last = '';
+    const render = () => {
+      const table = formatPodTable(agent.kubelet.podsWithStatus(), Date.now());
+      const errors = agent.sourceErrors.slice(-5).map((e) => `! ${e}`);
+      const screen = [table, ...(errors.length ? ['', ...errors] : [])].join('\n');
+      if (screen === last) return;
+      last = screen;
+      process.stdout.write(`\x1b[2J\x1b[H${screen}\n`);
+    };
+    setInterval(render, 1000).unref();
+    render();
+  }
+}
+
+async function getPods(flags: { server: string; output?: string }): Promise<void> {
+  const res = await fetch(new URL('/pods', flags.server)).catch((err: unknown) => {
+    throw new Error(`cannot reach ${flags.server}: ${(err as Error).message}`);
+  });
+  if (!res.ok) throw new Error(`${flags.server}/pods answered ${res.status}`);
+  const list = (await res.json()) as { items?: Pod[] };
+  if (flags.output === 'json') process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
+  else process.stdout.write(`${formatPodTable(list.items ?? [], Date.now())}\n`);
+}
+
+const program = new Command('kubelet-kit').description(
+  "The kubelet's pod machinery as a standalone node agent.",
+);
+
+program
+  .command('run')
+  .description('Run the node agent')
+  .option('--pod-manifest-path <path>', 'directory (or file) of static pod manifests')
+  .option('--manifest-url <url>', 'URL of a Pod or PodList manifest, polled every 20s')
+  .option('--kubeconfig <path>', "kubeconfig of an API server to take this node's pods from")
+  .option('--container-runtime-endpoint <endpoint>', 'CRI endpoint', 'unix:///run/containerd/containerd.sock')
+  .option('--hostname-override <name>', 'node name (default: the host name)')
+  .option('--root-dir <path>', 'directory for pod data and volumes', '/var/lib/kubelet-kit')
+  .option('--max-pods <n>', 'most pods this node runs', int('--max-pods'), 110)
+  .option(
+    '--address <ip>',
+    'address of the HTTP endpoints (unauthenticated: keep it on loopback)',
+    '127.0.0.1',
+  )
+  .option('--port <n>', 'port of the HTTP endpoints (0: any free port)', int('--port'), 10250)
+  .option('--object-dir <path>', 'directory of ConfigMap and Secret manifests for volumes and env')
+  .option(
+    '--allow-static-pod-api-references',
+    'let static pods use ConfigMaps and Secrets (from --object-dir)',
+  )
+  .option('--pod-logs-dir <path>', 'where container logs go (default: <root-dir>/logs/pods)')
+  .option('--sync-frequency <duration>', 'resync period of running pods', duration)
+  .option('--file-check-frequency <duration>', 're-list period of --pod-manifest-path', duration)
+  .option('--node-ip <ip...>', 'IP addresses of the node (default: the first non-loopback IPv4)')
+  .option('--log-level <level>', 'debug, info, warn or error', 'info')
+  .option(
+    '--log-file <path>',
+    'write logs there (default: stdout, or <root-dir>/kubelet-kit.log on a terminal)',
+  )
+  .option('--no-table', 'on a terminal, print logs instead of the live pod table')
+  .action((flags: RunFlags) => run(flags));
+
+program
+  .command('get')
+  .description('Show the pods of a running agent')
+  .argument('<resource>', 'pods')
+  .option('--server <url>', "the agent's HTTP endpoint", 'http://127.0.0.1:10250')
+  .option('-o, --output <format>', 'json, or a table when absent')
+  .action(async (resource: string, flags: { server: string; output?: string }) => {
+    if (resource !== 'pods' && resource !== 'pod' && resource !== 'po') {
+      throw new InvalidArgumentError(`unknown resource ${JSON.stringify(resource)}: only pods`);
+    }
+    await getPods(flags);
+  });
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  process.stderr.write(`kubelet-kit: ${(err as Error).message}\n`);
+  process.exit(1);
+});
