@@ -171,7 +171,7 @@ export class PodStatusManager implements StatusManager {
   #stopped = false;
   #ticker: Timer | undefined;
   #loop: Promise<void> | undefined;
-  #abort = new AbortController();
+  readonly #abort = new AbortController();
 
   constructor(options: StatusManagerOptions) {
     this.#podManager = options.podManager;
