@@ -121,11 +121,10 @@ export function pullSecretsToAuth(image: string, secrets: readonly Secret[]): Pa
       const host = hostOfKey(key);
       const keyPath = key.replace(/^https?:\/\//, '');
       const hub = ref.domain === 'docker.io' && dockerHubKeys.some((k) => hostOfKey(k) === host);
-      if (
-        !hub &&
-        !(target === keyPath || target.startsWith(`${keyPath.replace(/\/$/, '')}/`) || host === keyPath)
-      )
-        continue;
+      const prefix = keyPath.replace(/\/$/, '');
+      const matches =
+        host === ref.domain && (prefix === host || target === prefix || target.startsWith(`${prefix}/`));
+      if (!hub && !matches) continue;
       let { username = '', password = '' } = entry;
       if (entry.auth && !username) {
         const decoded = Buffer.from(entry.auth, 'base64').toString();

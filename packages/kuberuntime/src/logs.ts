@@ -32,6 +32,10 @@ export async function calcRestartCountByLogDir(dir: string): Promise<number> {
 
 /** The last `max` bytes of a file; empty when it cannot be read. */
 export async function readTail(file: string, max: number): Promise<string> {
+  return (await readTailWithSize(file, max)).text;
+}
+
+async function readTailWithSize(file: string, max: number): Promise<{ text: string; whole: boolean }> {
   let handle: fs.FileHandle | undefined;
   try {
     handle = await fs.open(file, 'r');
@@ -39,9 +43,9 @@ export async function readTail(file: string, max: number): Promise<string> {
     const length = Math.min(size, max);
     const buf = Buffer.alloc(length);
     await handle.read(buf, 0, length, size - length);
-    return buf.toString('utf8');
+    return { text: buf.toString('utf8'), whole: length === size };
   } catch {
-    return '';
+    return { text: '', whole: true };
   } finally {
     await handle?.close();
   }
@@ -53,10 +57,14 @@ export async function readTail(file: string, max: number): Promise<string> {
  */
 export async function readLastStringFromContainerLogs(file: string): Promise<string> {
   // Read generously: CRI framing adds ~40 bytes per line.
-  const raw = await readTail(file, maxContainerTerminationMessageLogLength * 4 + 80 * 64);
+  const { text: raw, whole } = await readTailWithSize(
+    file,
+    maxContainerTerminationMessageLogLength * 4 + 80 * 64,
+  );
   if (!raw) return '';
   const lines = raw.split('\n');
-  if (!raw.startsWith('\n') && lines.length > 1) lines.shift();
+  // A tail that starts mid-file may start mid-line.
+  if (!whole && lines.length > 1) lines.shift();
   let out = '';
   for (const line of lines) {
     if (!line) continue;
