@@ -259,3 +259,25 @@ test('a failed sync is logged with the pod UID; a cancelled one is not an error'
   ]);
   expect(logger.records.some((r) => r.message === 'Sync exited with context cancellation error')).toBe(true);
 });
+
+test('a kill of a pod waiting for a sync slot cancels the wait and the kill takes the next slot', async () => {
+  const gate = deferred();
+  const h = harness({
+    maxConcurrentSyncs: 1,
+    hook: (c) => (c.uid === 'busy' ? gate.promise.then(() => undefined) : undefined),
+  });
+  h.workers.updatePod({ updateType: 'create', pod: newNamedPod('busy', 'ns', 'busy') });
+  await h.clock.tick(0);
+  const waiting = newNamedPod('waiting', 'ns', 'w');
+  h.workers.updatePod({ updateType: 'create', pod: waiting });
+  await h.clock.tick(0);
+  expect(h.syncer.historyOf('waiting')).toEqual([]);
+  h.workers.updatePod({ updateType: 'kill', pod: waiting });
+  await h.clock.tick(0);
+  // the create never ran; the kill waits behind the busy sync
+  expect(h.syncer.historyOf('waiting')).toEqual([]);
+  gate.resolve();
+  await h.drain();
+  expect(h.syncer.historyOf('waiting')).toEqual(['syncTerminatingPod', 'syncTerminatedPod']);
+  await h.workers.whenIdle();
+});
