@@ -473,26 +473,24 @@ export class BasicVolumeManager implements VolumeManager {
     const plugin = this.#pluginByName(av.pluginName);
     if (plugin) await plugin.tearDown(av.podVolumeDir, this.#abort.signal);
     else await fs.rm(av.podVolumeDir, { recursive: true, force: true });
-    // A pod may have come back while we were tearing down; its mount op will set it up again.
+    // Before the volume leaves the actual state, so a finished WaitForUnmount means clean
+    // directories. Of concurrent tear-downs, the last rmdir of `volumes` comes after every
+    // plugin directory's, so it succeeds.
+    if (!this.#dsw.hasPod(av.podUid))
+      await this.#removeEmptyVolumeDirs(av.podUid, path.dirname(av.podVolumeDir));
     this.#asw.markUnmounted(av.podUid, av.volumeName);
     this.#logger.info({ pod: av.podUid, volume: av.volumeName }, 'UnmountVolume.TearDown succeeded');
     if (this.#asw.volumesOfPod(av.podUid).length === 0 && !this.#dsw.hasPod(av.podUid)) {
       this.#asw.forgetPod(av.podUid);
       this.#errors.delete(av.podUid);
-      await this.#removeEmptyVolumeDirs(av.podUid);
     }
   }
 
-  /** Removes `<root>/pods/<uid>/volumes` and its plugin directories when they hold nothing. */
-  async #removeEmptyVolumeDirs(uid: string): Promise<void> {
+  /** Removes the plugin directory and `<root>/pods/<uid>/volumes` when they are empty. */
+  async #removeEmptyVolumeDirs(uid: string, pluginDir: string): Promise<void> {
     const volumesDir = path.join(this.#root, 'pods', uid, 'volumes');
-    let plugins: string[];
-    try {
-      plugins = await fs.readdir(volumesDir);
-    } catch {
-      return;
-    }
-    for (const p of plugins) await fs.rmdir(path.join(volumesDir, p)).catch(() => {});
+    if (path.dirname(pluginDir) !== volumesDir) return;
+    await fs.rmdir(pluginDir).catch(() => {});
     await fs.rmdir(volumesDir).catch(() => {});
   }
 

@@ -14,20 +14,21 @@ export function yieldIO(): Promise<void> {
 }
 
 /**
- * Advances the fake clock in `stepMs` steps, letting I/O run between steps, until `cond` holds;
- * fails after `maxSteps`.
+ * Advances the fake clock in `stepMs` steps until `cond` holds, giving real file I/O (which
+ * no fake clock drives) a moment between steps; fails after `maxSteps`.
  */
 export async function until(
   clock: FakeClock,
   cond: () => boolean | Promise<boolean>,
   stepMs = 100,
-  maxSteps = 400,
+  maxSteps = 1000,
 ): Promise<void> {
   for (let i = 0; i < maxSteps; i++) {
     if (await cond()) return;
     await clock.tick(stepMs);
-    for (let j = 0; j < 20; j++) await yieldIO();
+    await new Promise((resolve) => setTimeout(resolve, 1));
   }
+  if (await cond()) return;
   throw new Error('condition not reached');
 }
 

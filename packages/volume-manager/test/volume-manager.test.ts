@@ -1,0 +1,396 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { FakeClock, InMemoryEventRecorder, type Pod } from '@kubelet-kit/core';
+import {
+  BasicVolumeManager,
+  type Mounter,
+  SystemMounter,
+  type VolumeManagerOptions,
+  VolumeMountTimeoutError,
+} from '@kubelet-kit/volume-manager';
+import { FakeMounter, FakeObjectGetter } from '@kubelet-kit/volume-manager/testing';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { makePod, readText, tempDir, track, until } from './helpers.js';
+
+let root: string;
+let clock: FakeClock;
+let getter: FakeObjectGetter;
+let mounter: FakeMounter;
+let recorder: InMemoryEventRecorder;
+let pods: Pod[];
+const managers: BasicVolumeManager[] = [];
+
+function newManager(
+  overrides: Partial<VolumeManagerOptions> & { mounter?: Mounter } = {},
+): BasicVolumeManager {
+  const vm = new BasicVolumeManager({
+    rootDirectory: root,
+    getPods: () => pods,
+    clock,
+    objectGetter: getter,
+    mounter,
+    eventRecorder: recorder,
+    nodeAllocatable: () => ({ cpu: 2, memory: 2 ** 30, ephemeralStorage: 2 ** 30 }),
+    ...overrides,
+  });
+  managers.push(vm);
+  return vm;
+}
+
+const volDir = (uid: string, plugin: string, name: string) =>
+  path.join(root, 'pods', uid, 'volumes', plugin, name);
+
+function appPod(uid = 'uid-1'): Pod {
+  return makePod({
+    uid,
+    name: `pod-${uid}`,
+    namespace: 'ns',
+    labels: { app: 'web' },
+    volumes: [
+      { name: 'scratch', emptyDir: {} },
+      { name: 'cache', emptyDir: { medium: 'Memory' } },
+      { name: 'config', configMap: { name: 'cfg', items: [{ key: 'k', path: 'k.txt', mode: 0o400 }] } },
+      { name: 'creds', secret: { secretName: 'sec' } },
+      {
+        name: 'info',
+        downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }] },
+      },
+    ],
+  });
+}
+
+/** Runs `wait` to completion while the fake clock moves. */
+async function settle<T>(promise: Promise<T>): Promise<T> {
+  const t = track(promise);
+  await until(clock, () => t.done);
+  return promise;
+}
+
+beforeEach(async () => {
+  root = await tempDir('vm-');
+  clock = new FakeClock();
+  getter = new FakeObjectGetter();
+  getter.setConfigMap({ metadata: { name: 'cfg', namespace: 'ns' }, data: { k: 'v1' } });
+  getter.setSecret({
+    metadata: { name: 'sec', namespace: 'ns' },
+    data: { token: Buffer.from('s3cret').toString('base64') },
+  });
+  mounter = new FakeMounter();
+  recorder = new InMemoryEventRecorder({ now: () => clock.now() });
+  pods = [];
+});
+
+afterEach(async () => {
+  for (const vm of managers.splice(0)) {
+    const stopped = track(vm.stop());
+    await until(clock, () => stopped.done);
+  }
+  await fs.rm(root, { recursive: true, force: true });
+});
+
+describe('BasicVolumeManager: mount and wait', () => {
+  it('mounts every volume of a desired pod and gives the runtime their host paths', async () => {
+    pods = [appPod()];
+    const vm = newManager();
+    vm.start();
+    await settle(vm.waitForAttachAndMount(pods[0]!));
+    const mounted = vm.getMountedVolumesForPod('uid-1');
+    expect([...mounted.keys()].sort()).toEqual(['cache', 'config', 'creds', 'info', 'scratch']);
+    expect(mounted.get('scratch')).toEqual({
+      hostPath: volDir('uid-1', 'kubernetes.io~empty-dir', 'scratch'),
+      readOnly: false,
+    });
+    expect(mounted.get('config')).toEqual({
+      hostPath: volDir('uid-1', 'kubernetes.io~configmap', 'config'),
+      readOnly: true,
+    });
+    expect(await readText(path.join(mounted.get('config')!.hostPath, 'k.txt'))).toBe('v1');
+    expect(await readText(path.join(mounted.get('creds')!.hostPath, 'token'))).toBe('s3cret');
+    expect(await readText(path.join(mounted.get('info')!.hostPath, 'labels'))).toBe('app="web"');
+    // The memory-backed emptyDir and the secret are tmpfs mounts.
+    expect(mounter.mounts.map((m) => m.mountPoint).sort()).toEqual(
+      [
+        volDir('uid-1', 'kubernetes.io~empty-dir', 'cache'),
+        volDir('uid-1', 'kubernetes.io~secret', 'creds'),
+      ].sort(),
+    );
+    expect(vm.getMountedVolumesForPod('other').size).toBe(0);
+  });
+
+  it('a pod without volumes needs no wait, and the populator alone mounts desired pods', async () => {
+    const vm = newManager();
+    vm.start();
+    await vm.waitForAttachAndMount(makePod({ uid: 'none' }));
+    pods = [appPod('late')];
+    await until(clock, () => vm.getMountedVolumesForPod('late').size === 5);
+  });
+
+  it('times out after 2 min 3 s listing the unmounted volumes and their last error', async () => {
+    pods = [
+      makePod({
+        volumes: [
+          { name: 'ok', emptyDir: {} },
+          { name: 'cm', configMap: { name: 'missing' } },
+          { name: 'nfs', nfs: { server: 'x', path: '/' } },
+        ],
+      }),
+    ];
+    const vm = newManager();
+    vm.start();
+    const started = clock.now();
+    const wait = track(vm.waitForAttachAndMount(pods[0]!));
+    await until(clock, () => vm.getMountedVolumesForPod('uid-1').has('ok'));
+    await clock.tick(Math.max(0, started + 122_000 - clock.now()));
+    expect(wait.done).toBe(false);
+    await until(clock, () => wait.done, 500);
+    expect(clock.now() - started).toBeGreaterThanOrEqual(123_000);
+    expect(clock.now() - started).toBeLessThan(130_000);
+    const err = wait.error as VolumeMountTimeoutError;
+    expect(err).toBeInstanceOf(VolumeMountTimeoutError);
+    expect(err.code).toBe('FailedMount');
+    expect(err.unmountedVolumes).toEqual(['cm']);
+    expect(err.failedToProcessVolumes).toEqual(['nfs']);
+    expect(err.message).toContain(
+      'unmounted volumes=[cm], unattached volumes=[cm], failed to process volumes=[nfs]',
+    );
+    expect(err.message).toContain('timed out waiting for the condition');
+    expect(err.message).toContain('configmaps "missing" not found');
+    expect(err.volumeErrors.get('nfs')).toBe('no volume plugin matched');
+    // One event per distinct error, not one per retry.
+    const failed = recorder.events.filter((e) => e.reason === 'FailedMount');
+    expect(failed).toHaveLength(1);
+    expect(failed[0]?.message).toBe(
+      'MountVolume.SetUp failed for volume "cm" : configmaps "missing" not found',
+    );
+    expect(failed[0]?.object).toMatchObject({ kind: 'Pod', name: 'pod-1', namespace: 'ns', uid: 'uid-1' });
+  });
+
+  it('retries a failed mount with exponential backoff and succeeds once the object appears', async () => {
+    pods = [makePod({ volumes: [{ name: 'cm', configMap: { name: 'later' } }] })];
+    const vm = newManager();
+    vm.start();
+    const wait = track(vm.waitForAttachAndMount(pods[0]!));
+    await until(clock, () => getter.reads >= 1, 10);
+    const start = clock.now();
+    const readTimes: number[] = [];
+    let last = getter.reads;
+    while (readTimes.length < 4) {
+      await clock.tick(50);
+      await new Promise((r) => setImmediate(r));
+      if (getter.reads > last) {
+        last = getter.reads;
+        readTimes.push(clock.now() - start);
+      }
+    }
+    // 500 ms, then 1 s, 2 s, 4 s between tries (to the reconciler's 100 ms period).
+    const gaps = readTimes.map((t, i) => t - (i === 0 ? 0 : (readTimes[i - 1] ?? 0)));
+    expect(gaps[0]).toBeGreaterThanOrEqual(500);
+    expect(gaps[0]).toBeLessThanOrEqual(700);
+    expect(gaps[1]).toBeGreaterThanOrEqual(1000);
+    expect(gaps[2]).toBeGreaterThanOrEqual(2000);
+    expect(gaps[3]).toBeGreaterThanOrEqual(4000);
+    getter.setConfigMap({ metadata: { name: 'later', namespace: 'ns' }, data: { a: 'b' } });
+    await until(clock, () => wait.done);
+    expect(wait.error).toBeUndefined();
+    expect(vm.getVolumeErrors('uid-1').size).toBe(0);
+  });
+
+  it('stops waiting when the signal aborts', async () => {
+    pods = [makePod({ volumes: [{ name: 'cm', configMap: { name: 'missing' } }] })];
+    const vm = newManager();
+    vm.start();
+    const ac = new AbortController();
+    const wait = track(vm.waitForAttachAndMount(pods[0]!, { signal: ac.signal }));
+    await clock.tick(1000);
+    ac.abort(new Error('pod sync cancelled'));
+    await until(clock, () => wait.done, 10);
+    expect((wait.error as Error).message).toBe('pod sync cancelled');
+  });
+
+  it('does not start mounting a pod whose containers are terminating', async () => {
+    const base = appPod();
+    pods = [{ ...base, metadata: { ...base.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } }];
+    const vm = newManager();
+    vm.start();
+    await clock.tick(1000);
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    expect(vm.getMountedVolumesForPod('uid-1').size).toBe(0);
+    await expect(fs.stat(path.join(root, 'pods', 'uid-1'))).rejects.toThrow();
+  });
+});
+
+describe('BasicVolumeManager: re-projection', () => {
+  it('each wait reprocesses the pod: configMap, secret and label changes reach the files', async () => {
+    pods = [appPod()];
+    const vm = newManager();
+    vm.start();
+    await settle(vm.waitForAttachAndMount(pods[0]!));
+    const config = path.join(volDir('uid-1', 'kubernetes.io~configmap', 'config'), 'k.txt');
+    const labels = path.join(volDir('uid-1', 'kubernetes.io~downward-api', 'info'), 'labels');
+    const token = path.join(volDir('uid-1', 'kubernetes.io~secret', 'creds'), 'token');
+
+    getter.setConfigMap({ metadata: { name: 'cfg', namespace: 'ns' }, data: { k: 'v2' } });
+    getter.setSecret({
+      metadata: { name: 'sec', namespace: 'ns' },
+      data: { token: Buffer.from('rotated').toString('base64') },
+    });
+    const relabelled = appPod();
+    relabelled.metadata!.labels = { app: 'web', version: '2' };
+    pods = [relabelled];
+    // Without a reprocess nothing changes, however long we wait.
+    await clock.tick(5000);
+    expect(await readText(config)).toBe('v1');
+
+    await settle(vm.waitForAttachAndMount(relabelled));
+    await until(clock, async () => (await readText(config)) === 'v2');
+    await until(clock, async () => (await readText(labels)) === 'app="web"\nversion="2"');
+    expect(await readText(token)).toBe('rotated');
+    // Re-projection never mounts a tmpfs twice.
+    expect(mounter.calls.filter((c) => c.startsWith('mount'))).toHaveLength(2);
+  });
+});
+
+describe('BasicVolumeManager: unmount and clean-up', () => {
+  it('tears down the volumes of a pod that left and removes its volume directories', async () => {
+    pods = [appPod(), appPod('keep')];
+    const vm = newManager();
+    vm.start();
+    await settle(vm.waitForAttachAndMount(pods[0]!));
+    await settle(vm.waitForAttachAndMount(pods[1]!));
+    const gone = pods[0]!;
+    pods = [pods[1]!];
+    await settle(vm.waitForUnmount(gone));
+    expect(vm.getMountedVolumesForPod('uid-1').size).toBe(0);
+    await expect(fs.stat(path.join(root, 'pods', 'uid-1', 'volumes'))).rejects.toThrow();
+    expect(mounter.mounts.filter((m) => m.mountPoint.includes('/uid-1/'))).toEqual([]);
+    expect(vm.getMountedVolumesForPod('keep').size).toBe(5);
+  });
+
+  it('keeps the volumes while the pod state provider says containers may still run', async () => {
+    pods = [appPod()];
+    let runtimeRemoved = false;
+    const vm = newManager({
+      podStateProvider: {
+        shouldPodContainersBeTerminating: () => runtimeRemoved,
+        shouldPodRuntimeBeRemoved: () => runtimeRemoved,
+      },
+    });
+    vm.start();
+    await settle(vm.waitForAttachAndMount(pods[0]!));
+    pods = [];
+    await clock.tick(2000);
+    expect(vm.getMountedVolumesForPod('uid-1').size).toBe(5);
+    runtimeRemoved = true;
+    await settle(vm.waitForUnmount(appPod()));
+    expect(vm.getMountedVolumesForPod('uid-1').size).toBe(0);
+  });
+
+  it('a terminal phase releases the volumes with the default pod state', async () => {
+    pods = [appPod()];
+    const vm = newManager();
+    vm.start();
+    await settle(vm.waitForAttachAndMount(pods[0]!));
+    const done: Pod = { ...appPod(), status: { phase: 'Succeeded' } };
+    pods = [done];
+    await settle(vm.waitForUnmount(done));
+    await expect(fs.stat(path.join(root, 'pods', 'uid-1', 'volumes'))).rejects.toThrow();
+  });
+});
+
+describe('BasicVolumeManager: restart', () => {
+  it('rebuilds the actual state from disk: nothing lost, nothing mounted twice', async () => {
+    pods = [appPod()];
+    const first = newManager();
+    first.start();
+    await settle(first.waitForAttachAndMount(pods[0]!));
+    const scratch = volDir('uid-1', 'kubernetes.io~empty-dir', 'scratch');
+    await fs.writeFile(path.join(scratch, 'work'), 'in progress');
+    await settle(first.stop());
+    const mountsBefore = mounter.calls.length;
+
+    // A new agent, same root and same mount table.
+    getter.setConfigMap({ metadata: { name: 'cfg', namespace: 'ns' }, data: { k: 'after-restart' } });
+    const second = newManager();
+    expect(second.reconcilerStatesHasBeenSynced()).toBe(false);
+    second.start();
+    await until(clock, () => second.reconcilerStatesHasBeenSynced());
+    expect([...second.getMountedVolumesForPod('uid-1').keys()].sort()).toEqual([
+      'cache',
+      'config',
+      'creds',
+      'info',
+      'scratch',
+    ]);
+    await settle(second.waitForAttachAndMount(pods[0]!));
+    expect(await readText(path.join(scratch, 'work'))).toBe('in progress');
+    // API data volumes are re-projected after the restart.
+    await until(
+      clock,
+      async () =>
+        (await readText(path.join(volDir('uid-1', 'kubernetes.io~configmap', 'config'), 'k.txt'))) ===
+        'after-restart',
+    );
+    expect(mounter.calls.slice(mountsBefore)).toEqual([]);
+    expect(mounter.mounts).toHaveLength(2);
+  });
+
+  it('volumes of pods gone during the restart wait for the sources, then are torn down', async () => {
+    pods = [appPod('stale')];
+    const first = newManager();
+    first.start();
+    await settle(first.waitForAttachAndMount(pods[0]!));
+    await settle(first.stop());
+
+    pods = [];
+    let ready = false;
+    const second = newManager({ sourcesReady: () => ready });
+    second.start();
+    await until(clock, () => second.reconcilerStatesHasBeenSynced());
+    await clock.tick(3000);
+    expect(second.getMountedVolumesForPod('stale').size).toBe(5);
+    ready = true;
+    await until(clock, () => second.getMountedVolumesForPod('stale').size === 0);
+    await until(clock, async () =>
+      fs.stat(path.join(root, 'pods', 'stale', 'volumes')).then(
+        () => false,
+        () => true,
+      ),
+    );
+    expect(mounter.mounts).toEqual([]);
+  });
+
+  it('with real tmpfs: a restarted manager finds the mount in mountinfo and does not mount again', async (ctx) => {
+    const real = new SystemMounter();
+    pods = [
+      makePod({
+        uid: 'tmpfs-pod',
+        volumes: [{ name: 'mem', emptyDir: { medium: 'Memory', sizeLimit: '2Mi' } }],
+      }),
+    ];
+    const dir = volDir('tmpfs-pod', 'kubernetes.io~empty-dir', 'mem');
+    const first = newManager({ mounter: real });
+    try {
+      first.start();
+      const wait = track(first.waitForAttachAndMount(pods[0]!));
+      await until(clock, () => wait.done || first.getVolumeErrors('tmpfs-pod').size > 0, 10);
+      const err = first.getVolumeErrors('tmpfs-pod').get('mem');
+      if (err && /permission|not permitted|superuser/i.test(err))
+        ctx.skip(true, `tmpfs needs privileges: ${err}`);
+      await until(clock, () => first.getMountedVolumesForPod('tmpfs-pod').size === 1, 10);
+      await fs.writeFile(path.join(dir, 'kept'), 'yes');
+      await first.stop();
+
+      const second = newManager({ mounter: real });
+      second.start();
+      await settle(second.waitForAttachAndMount(pods[0]!));
+      const realDir = await fs.realpath(dir);
+      expect((await real.list()).filter((m) => m.mountPoint === realDir)).toHaveLength(1);
+      expect(await readText(path.join(dir, 'kept'))).toBe('yes');
+      pods = [];
+      await settle(second.waitForUnmount(makePod({ uid: 'tmpfs-pod' })));
+      expect(await real.getMount(dir)).toBeUndefined();
+    } finally {
+      for (let i = 0; i < 4 && (await real.getMount(dir)); i++) await real.unmount(dir).catch(() => {});
+    }
+  });
+});
