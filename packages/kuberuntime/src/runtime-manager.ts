@@ -105,9 +105,11 @@ export const crashLoopBackOffMaxMs = 300_000;
 export const crashLoopBackOffResetMs = 600_000;
 
 /** A crash-loop backoff with the kubelet's settings (initial and max can be changed, as the kubelet's config). */
-export function newCrashLoopBackOff(options: { clock: Clock; initialMs?: number; maxMs?: number }): Backoff {
+export function newCrashLoopBackOff(
+  options: { clock?: Clock; initialMs?: number; maxMs?: number } = {},
+): Backoff {
   return new Backoff({
-    clock: options.clock,
+    clock: options.clock ?? new RealClock(),
     initialMs: options.initialMs ?? crashLoopBackOffInitialMs,
     maxMs: options.maxMs ?? crashLoopBackOffMaxMs,
     // Whatever the cap, a container that ran 10 minutes starts over.
