@@ -17,7 +17,7 @@ import {
   RealClock,
 } from '@kubelet-kit/core';
 import { EventEmitter } from 'eventemitter3';
-import { deepEqual } from './equal.js';
+import { deepCopy, deepEqual } from './equal.js';
 import { writable } from './mutable.js';
 import type { PodSource, PodSourceSink } from './source.js';
 
@@ -109,7 +109,7 @@ function podsDifferSemantically(existing: Pod, ref: Pod): boolean {
 }
 
 function clone<T>(value: T): T {
-  return value === undefined ? value : structuredClone(value);
+  return value === undefined ? value : deepCopy(value);
 }
 
 /** RFC 3339 with nanoseconds and trailing zeros trimmed, as Go's `time.RFC3339Nano`. */
@@ -272,7 +272,7 @@ export class PodConfig extends EventEmitter<PodConfigEvents> {
   mergedState(): Pod[] {
     const pods: Pod[] = [];
     for (const sourcePods of this.#pods.values()) {
-      for (const pod of sourcePods.values()) pods.push(structuredClone(pod));
+      for (const pod of sourcePods.values()) pods.push(deepCopy(pod));
     }
     return pods;
   }
@@ -309,7 +309,7 @@ export class PodConfig extends EventEmitter<PodConfigEvents> {
     const r = this.#mergeInto(source, update);
     const firstSet = !seenBefore && this.#sourcesSeen.has(source);
     const out = (op: PodUpdate['op'], pods: Pod[]) =>
-      this.#emit({ op, pods: pods.map((p) => structuredClone(p)), source });
+      this.#emit({ op, pods: pods.map((p) => deepCopy(p)), source });
     switch (this.mode) {
       case 'incremental':
         if (r.removes.length > 0) out('REMOVE', r.removes);
@@ -357,7 +357,7 @@ export class PodConfig extends EventEmitter<PodConfigEvents> {
           else if (kind === 'delete') r.deletes.push(existing);
           continue;
         }
-        const stored = structuredClone(ref);
+        const stored = deepCopy(ref);
         stored.metadata ??= {};
         const meta = stored.metadata;
         meta.annotations = {

@@ -14,7 +14,7 @@ import {
   type Timer,
 } from '@kubelet-kit/core';
 import { decodeStaticPods, maxConfigLength } from './common.js';
-import { deepEqual } from './equal.js';
+import { deepCopy, deepEqual } from './equal.js';
 import { PodSourceError, PodValidationError } from './errors.js';
 import type { PodSource, PodSourceSink } from './source.js';
 
@@ -325,7 +325,7 @@ export class FileSource implements PodSource {
     const cached = this.#cache.get(file);
     if (cached && cached.content === content) {
       if (cached.error) errors.push(cached.error);
-      return structuredClone(cached.pods ?? []);
+      return deepCopy(cached.pods ?? []);
     }
     try {
       const pods = decodeStaticPods(content, {
@@ -337,7 +337,7 @@ export class FileSource implements PodSource {
           : {}),
       });
       this.#cache.set(file, { content, pods });
-      return structuredClone(pods);
+      return deepCopy(pods);
     } catch (err) {
       const error =
         err instanceof PodValidationError
@@ -392,6 +392,6 @@ export class FileSource implements PodSource {
     if (this.#stopped || !this.#sink) return;
     if (this.#lastSent !== undefined && deepEqual(this.#lastSent, pods)) return;
     this.#lastSent = pods;
-    await this.#sink({ op: 'SET', pods: structuredClone(pods), source: this.name });
+    await this.#sink({ op: 'SET', pods: deepCopy(pods), source: this.name });
   }
 }

@@ -403,6 +403,21 @@ describe('PodConfig merge: further cases', () => {
     expect(seen.splice(0)[0]?.pods[0]?.spec?.containers[0]?.image).toBe('image');
   });
 
+  it('copies a parsed __proto__ member as data', () => {
+    const { config, send } = tester();
+    const pod = createValidPod('foo', 'new');
+    pod.metadata!.labels = JSON.parse('{"__proto__": {"polluted": "yes"}, "a": "b"}') as Record<
+      string,
+      string
+    >;
+    send(update('ADD', TestSource, pod));
+    const [stored] = config.mergedState();
+    const labels = stored?.metadata?.labels as Record<string, unknown>;
+    expect(Object.keys(labels)).toEqual(['__proto__', 'a']);
+    expect(Object.getPrototypeOf(labels)).toBe(Object.prototype);
+    expect((labels as { polluted?: string }).polluted).toBeUndefined();
+  });
+
   it('emits every kind from one SET in the fixed order REMOVE, ADD, UPDATE, DELETE, RECONCILE', () => {
     const { send, seen } = tester();
     send(
