@@ -75,6 +75,11 @@ export interface PodWorkersOptions {
   /** Random source of the jitter, in [0, 1). */
   readonly random?: () => number;
   readonly metrics?: PodWorkerMetrics;
+  /**
+   * Shuts the workers down when aborted: syncs in flight see their signal abort, no further
+   * update is taken, and `updatePod` does nothing (upstream has no shutdown yet).
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** Mutable form of {@link UpdatePodOptions} kept inside the workers. */
@@ -321,6 +326,7 @@ export class BasicPodWorkers implements PodWorkers {
   readonly #podSyncStatuses = new Map<string, PodSyncStatus>();
   readonly #startedStaticPodsByFullname = new Map<string, string>();
   readonly #waitingToStartStaticPodsByFullname = new Map<string, string[]>();
+  #stopped = false;
   #activeRuns = 0;
   #idleWaiters: (() => void)[] = [];
 
@@ -337,6 +343,15 @@ export class BasicPodWorkers implements PodWorkers {
     this.#metrics = options.metrics;
     const max = options.maxConcurrentSyncs;
     this.#limiter = max !== undefined && max > 0 ? new SyncLimiter(max) : undefined;
+    const signal = options.signal;
+    if (signal?.aborted) this.#stop(signal.reason);
+    else signal?.addEventListener('abort', () => this.#stop(signal.reason), { once: true });
+  }
+
+  #stop(reason: unknown): void {
+    this.#stopped = true;
+    for (const status of this.#podSyncStatuses.values()) status.cancellation?.abort(reason);
+    this.#logger.info({ pods: this.#podSyncStatuses.size }, 'Pod workers stopped');
   }
 
   /** The queue of due times the kubelet's sync tick reads. */
@@ -436,6 +451,7 @@ export class BasicPodWorkers implements PodWorkers {
   }
 
   updatePod(input: UpdatePodOptions): void {
+    if (this.#stopped) return;
     const options = toUpdate(input);
     let isRuntimePod = false;
     let uid: string;
@@ -765,7 +781,9 @@ export class BasicPodWorkers implements PodWorkers {
     const channel = this.#podUpdates.get(uid);
     if (channel) channel.signaled = false;
 
-    if (!status.cancellation || status.cancellation.aborted) status.cancellation = new SyncCancellation();
+    if (!status.cancellation || (status.cancellation.aborted && !this.#stopped)) {
+      status.cancellation = new SyncCancellation();
+    }
     const cancel = status.cancellation;
 
     if (status.isStarted()) {
@@ -825,7 +843,7 @@ export class BasicPodWorkers implements PodWorkers {
 
   async #processUpdates(channel: WorkerChannel): Promise<void> {
     const uid = channel.uid;
-    while (channel.signaled) {
+    while (channel.signaled && !this.#stopped) {
       channel.signaled = false;
       // A worker removed and re-created for the same UID has a new channel; this one is stale.
       if (this.#podUpdates.get(uid) !== channel) return;

@@ -220,3 +220,27 @@ test('a failing syncTerminatingPod is retried by the next update and the kill is
   await h.drain();
   expect(h.syncer.historyOf('1')).toEqual(['syncTerminatingPod', 'syncTerminatingPod', 'syncTerminatedPod']);
 });
+
+test('shutdown: the signal aborts syncs in flight, and later updates are ignored', async () => {
+  const { BasicPodWorkers } = await import('@kubelet-kit/pod-workers');
+  const h = harness({ hook: (c) => untilAborted(c.signal) });
+  const shutdown = new AbortController();
+  const workers = new BasicPodWorkers({
+    podSyncer: h.syncer,
+    podCache: h.cache,
+    clock: h.clock,
+    signal: shutdown.signal,
+  });
+  const pod = newNamedPod('1', 'ns', 'p');
+  workers.updatePod({ updateType: 'create', pod });
+  await h.clock.tick(0);
+  expect(h.syncer.calls).toHaveLength(1);
+  shutdown.abort(new Error('shutting down'));
+  expect(h.syncer.calls[0]?.signal.aborted).toBe(true);
+  await workers.whenIdle();
+  workers.updatePod({ updateType: 'kill', pod });
+  await h.clock.tick(0);
+  await workers.whenIdle();
+  expect(h.syncer.calls).toHaveLength(1);
+  expect(workers.isPodTerminationRequested('1')).toBe(false);
+});
