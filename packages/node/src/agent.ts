@@ -79,6 +79,23 @@ export interface Agent {
   stop(): Promise<void>;
 }
 
+/** Events go to the log too, as the kubelet's do, besides the bounded in-memory list. */
+function loggingRecorder(logger: Logger, inner: EventRecorder): EventRecorder {
+  return {
+    event(object, type, reason, message) {
+      inner.event(object, type, reason, message);
+      const fields = {
+        event: reason,
+        type,
+        object: `${object.kind}/${object.namespace ? `${object.namespace}/` : ''}${object.name ?? ''}`,
+        ...(object.fieldPath ? { fieldPath: object.fieldPath } : {}),
+      };
+      if (type === 'Warning') logger.warn(fields, message);
+      else logger.info(fields, message);
+    },
+  };
+}
+
 function defaultNodeIPs(): string[] {
   for (const addrs of Object.values(os.networkInterfaces())) {
     for (const a of addrs ?? []) if (a.family === 'IPv4' && !a.internal) return [a.address];
@@ -90,7 +107,9 @@ function defaultNodeIPs(): string[] {
 export function createAgent(options: AgentOptions): Agent {
   const clock = options.clock ?? new RealClock();
   const logger = options.logger ?? noopLogger;
-  const recorder = options.recorder ?? new InMemoryEventRecorder({ limit: 1000, now: () => clock.now() });
+  const recorder =
+    options.recorder ??
+    loggingRecorder(logger, new InMemoryEventRecorder({ limit: 1000, now: () => clock.now() }));
   const nodeName = (options.nodeName ?? os.hostname()).toLowerCase();
   const rootDirectory = path.resolve(options.rootDirectory ?? '/var/lib/kubelet-kit');
   const nodeIPs = options.nodeIPs ?? defaultNodeIPs();
