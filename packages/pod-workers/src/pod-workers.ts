@@ -303,9 +303,10 @@ export function calculateEffectiveGracePeriod(
 }
 
 /**
- * The pod workers as upstream's `podWorkers`: each pod UID has one async worker loop that takes
- * the newest pending update and drives the pod through sync → terminating → terminated. All
- * bookkeeping happens synchronously between awaits, which is what upstream's `podLock` gives.
+ * The pod workers as upstream's `podWorkers`: each pod UID has one serialized worker that takes
+ * the newest pending update and drives the pod through sync → terminating → terminated; its
+ * async loop runs only while there is work. All bookkeeping happens synchronously between
+ * awaits, which is what upstream's `podLock` gives.
  */
 export class BasicPodWorkers implements PodWorkers {
   readonly #podSyncer: PodSyncer;
