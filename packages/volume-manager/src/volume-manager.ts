@@ -190,6 +190,8 @@ export class BasicVolumeManager implements VolumeManager {
   readonly #inFlight = new Map<string, Promise<void>>();
   readonly #backoff = new Map<string, OperationState>();
   readonly #errors = new Map<string, Map<string, string>>();
+  /** Waits woken when an operation finishes, so a wait need not sit out its poll interval. */
+  readonly #changeWaiters = new Set<() => void>();
   #timers: Timer[] = [];
   #abort = new AbortController();
   #reconstructed = false;
@@ -266,7 +268,7 @@ export class BasicVolumeManager implements VolumeManager {
       options.signal?.throwIfAborted();
       const remaining = deadline - this.#clock.now();
       if (remaining <= 0) break;
-      await this.#clock.sleep(Math.min(WAIT_FOR_ATTACH_AND_MOUNT_POLL_MS, remaining), options.signal);
+      await this.#waitForChange(Math.min(WAIT_FOR_ATTACH_AND_MOUNT_POLL_MS, remaining), options.signal);
     }
     const left = unmounted();
     const failed = this.#dsw.failedVolumes(uid);
@@ -295,7 +297,7 @@ export class BasicVolumeManager implements VolumeManager {
       options.signal?.throwIfAborted();
       const remaining = deadline - this.#clock.now();
       if (remaining <= 0) throw new VolumeUnmountTimeoutError(mounted.sort());
-      await this.#clock.sleep(Math.min(WAIT_FOR_ATTACH_AND_MOUNT_POLL_MS, remaining), options.signal);
+      await this.#waitForChange(Math.min(WAIT_FOR_ATTACH_AND_MOUNT_POLL_MS, remaining), options.signal);
     }
   }
 
@@ -314,6 +316,27 @@ export class BasicVolumeManager implements VolumeManager {
 
   getVolumeErrors(podUid: string): ReadonlyMap<string, string> {
     return new Map(this.#errors.get(podUid) ?? []);
+  }
+
+  /** Resolves after `ms` or as soon as a volume operation finishes; rejects when aborted. */
+  #waitForChange(ms: number, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        timer.cancel();
+        this.#changeWaiters.delete(done);
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        timer.cancel();
+        this.#changeWaiters.delete(done);
+        reject(signal?.reason);
+      };
+      const timer = this.#clock.setTimeout(done, ms);
+      this.#changeWaiters.add(done);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
   }
 
   #defaultPodState(): PodStateProvider {
@@ -431,6 +454,7 @@ export class BasicVolumeManager implements VolumeManager {
       )
       .finally(() => {
         this.#inFlight.delete(key);
+        for (const wake of [...this.#changeWaiters]) wake();
       });
     this.#inFlight.set(key, run);
   }
