@@ -113,7 +113,7 @@ function clone<T>(value: T): T {
 }
 
 /** RFC 3339 with nanoseconds and trailing zeros trimmed, as Go's `time.RFC3339Nano`. */
-export function formatRFC3339Nano(epochMs: number): string {
+function formatRFC3339Nano(epochMs: number): string {
   const iso = new Date(epochMs).toISOString();
   return iso.replace(/\.(\d*?)0*Z$/, (_m, digits: string) => (digits ? `.${digits}Z` : 'Z'));
 }
@@ -181,7 +181,7 @@ class Queue<T> {
 }
 
 /**
- * Merges many pod sources into one ordered stream of {@link PodUpdate}, with upstream's
+ * Merges many pod sources into one ordered stream of `PodUpdate`, with upstream's
  * semantics: per-source storage keyed by UID, changes classified against the stored pod, a
  * fixed emit order, and `seenAllSources` once every source has sent a SET.
  *

@@ -15,7 +15,6 @@ export * from './config.js';
 export * from './defaults.js';
 export * from './errors.js';
 export * from './file.js';
-export * from './hash.js';
 export * from './http.js';
 export type * from './source.js';
 export * from './static.js';
