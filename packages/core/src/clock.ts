@@ -153,7 +153,7 @@ export class FakeClock implements Clock {
     for (let timer = this.#nextDueBy(target); timer; timer = this.#nextDueBy(target)) {
       this.#fire(timer);
     }
-    this.#now = target;
+    this.#now = Math.max(this.#now, target);
   }
 
   /**
@@ -168,7 +168,7 @@ export class FakeClock implements Clock {
       this.#fire(timer);
       await flushMicrotasks();
     }
-    this.#now = target;
+    this.#now = Math.max(this.#now, target);
     await flushMicrotasks();
   }
 

@@ -22,8 +22,8 @@ export interface PodStatusCache {
   /** The cached entry; an empty status when the pod is not known. */
   get(uid: string): CachedPodStatus;
   /**
-   * Resolves once the cache holds a status for `uid` read at or after `minTime` (epoch ms), or
-   * once the whole cache has been refreshed past it; this keeps a worker from acting on a
+   * Resolves once the cache holds a status for `uid` read after `minTime` (epoch ms), or once
+   * the whole cache has been refreshed at or past it; this keeps a worker from acting on a
    * status older than its last change.
    */
   getNewerThan(uid: string, minTime: number, signal?: AbortSignal): Promise<CachedPodStatus>;

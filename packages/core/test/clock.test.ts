@@ -64,6 +64,15 @@ describe('FakeClock', () => {
     expect(wakes).toEqual([10, 20, 30]);
   });
 
+  it('tick never moves time back when code advances the clock while it runs', async () => {
+    const clock = new FakeClock(0);
+    clock.setTimeout(() => {
+      void Promise.resolve().then(() => clock.advance(500));
+    }, 10);
+    await clock.tick(100);
+    expect(clock.now()).toBe(510);
+  });
+
   it('sleep rejects with the abort reason', async () => {
     const clock = new FakeClock(0);
     const controller = new AbortController();

@@ -54,8 +54,15 @@ export function podStatusReason(pod: Pod): string {
 export function podRows(pods: readonly Pod[], now: number): string[][] {
   return pods.map((pod) => {
     const statuses = pod.status?.containerStatuses ?? [];
-    const total = pod.spec?.containers?.length ?? statuses.length;
-    const ready = statuses.filter((c) => c.ready).length;
+    // Sidecars (restartable init containers) count in READY, as kubectl counts them.
+    const sidecars = (pod.spec?.initContainers ?? [])
+      .filter((c) => c.restartPolicy === 'Always')
+      .map((c) => c.name);
+    const sidecarStatuses = (pod.status?.initContainerStatuses ?? []).filter((c) =>
+      sidecars.includes(c.name),
+    );
+    const total = (pod.spec?.containers?.length ?? statuses.length) + sidecars.length;
+    const ready = [...statuses, ...sidecarStatuses].filter((c) => c.ready).length;
     const restarts = [...statuses, ...(pod.status?.initContainerStatuses ?? [])].reduce(
       (n, c) => n + (c.restartCount ?? 0),
       0,
