@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock, Logger, RuntimeGarbageCollectOptions } from '@kubelet-kit/core';
-import { ContainerState, type RuntimeServiceClient } from '@kubelet-kit/cri';
+import { ContainerState, PodSandboxState, type RuntimeServiceClient } from '@kubelet-kit/cri';
 import { errorMessage } from './errors.js';
 import { getContainerInfoFromLabels } from './labels.js';
 
@@ -104,7 +104,11 @@ export async function containerGC(o: ContainerGCOptions): Promise<void> {
   for (const s of items) {
     const uid = s.metadata?.uid || getContainerInfoFromLabels(s.labels).podUid;
     const list = byPod.get(uid) ?? [];
-    list.push({ id: s.id, createdAt: s.createdAt, active: s.state === 0 || withContainers.has(s.id) });
+    list.push({
+      id: s.id,
+      createdAt: s.createdAt,
+      active: s.state === PodSandboxState.SANDBOX_READY || withContainers.has(s.id),
+    });
     byPod.set(uid, list);
   }
   for (const [uid, list] of byPod) {

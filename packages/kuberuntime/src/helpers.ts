@@ -32,9 +32,28 @@ function goJSONString(value: string): string {
  */
 export function hashContainer(container: Pick<Container, 'name' | 'image'>): string {
   const json = `{"image":${goJSONString(container.image ?? '')},"name":${goJSONString(container.name)}}`;
-  const bytes = Buffer.from(json, 'utf8');
-  return fnv32a(`([]uint8)[${bytes.join(' ')}]`).toString(16);
+  // FNV over the rendering, fed byte by byte without building it: "([]uint8)[" n " " n … "]".
+  let hash = fnvOffset32;
+  const feed = (code: number) => {
+    hash = Math.imul(hash ^ code, fnvPrime32) >>> 0;
+  };
+  for (let i = 0; i < spewPrefix.length; i++) feed(spewPrefix.charCodeAt(i));
+  // Image references are ASCII, whose UTF-8 bytes are the char codes: skip the encoding then.
+  const ascii = /^[\x00-\x7f]*$/.test(json);
+  const bytes = ascii ? undefined : Buffer.from(json, 'utf8');
+  const length = bytes ? bytes.length : json.length;
+  for (let i = 0; i < length; i++) {
+    if (i > 0) feed(0x20);
+    const b = bytes ? bytes[i]! : json.charCodeAt(i);
+    if (b >= 100) feed(0x30 + Math.floor(b / 100));
+    if (b >= 10) feed(0x30 + (Math.floor(b / 10) % 10));
+    feed(0x30 + (b % 10));
+  }
+  feed(0x5d);
+  return hash.toString(16);
 }
+
+const spewPrefix = '([]uint8)[';
 
 /** The newest status of the named container (statuses are newest first). */
 export function findContainerStatusByName(

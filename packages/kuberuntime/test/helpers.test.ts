@@ -197,3 +197,26 @@ describe('labels', () => {
     });
   });
 });
+
+describe('hashContainer bytes', () => {
+  // The rendering upstream hashes, built the slow way for comparison.
+  const reference = (name: string, image: string) => {
+    const goEscape = (v: string) =>
+      JSON.stringify(v).replace(
+        /[<>&\u2028\u2029]/g,
+        (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+      );
+    const bytes = Buffer.from(`{"image":${goEscape(image)},"name":${goEscape(name)}}`, 'utf8');
+    let h = 0x811c9dc5;
+    for (const b of Buffer.from(`([]uint8)[${[...bytes].join(' ')}]`)) h = Math.imul(h ^ b, 0x01000193) >>> 0;
+    return h.toString(16);
+  };
+  it.each([
+    ['c', 'busybox'],
+    ['ünïcode', 'registry.example.com/é:1'],
+    ['x', 'a<b>&c'],
+    ['', ''],
+  ])('%s / %s', (name, image) => {
+    expect(hashContainer({ name, image })).toBe(reference(name, image));
+  });
+});
