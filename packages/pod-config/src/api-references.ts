@@ -2,49 +2,72 @@
 // `pkg/api/pod/util.go`): the basis of the PreventStaticPodAPIReferences rejection.
 import type { Container, Pod } from '@kubelet-kit/core';
 
-function containersOf(pod: Pod): Container[] {
+/** The first API object reference of a pod: the plural resource and the field that makes it. */
+export interface APIObjectReference {
+  /** e.g. `secrets`, `configmaps (via projected volumes)`, `serviceaccounts`. */
+  readonly resource: string;
+  /** e.g. `spec.volumes[0].secret`, `spec.containers[1].env[0].valueFrom.secretKeyRef`. */
+  readonly field: string;
+}
+
+function containerLists(pod: Pod): [string, Container[]][] {
   const spec = pod.spec;
   return [
-    ...(spec?.initContainers ?? []),
-    ...(spec?.containers ?? []),
-    ...((spec?.ephemeralContainers ?? []) as Container[]),
+    ['spec.initContainers', spec?.initContainers ?? []],
+    ['spec.containers', spec?.containers ?? []],
+    ['spec.ephemeralContainers', (spec?.ephemeralContainers ?? []) as Container[]],
   ];
 }
 
-function referencesSecret(pod: Pod): boolean {
-  if ((pod.spec?.imagePullSecrets ?? []).some((s) => s.name)) return true;
-  for (const c of containersOf(pod)) {
-    if ((c.envFrom ?? []).some((e) => e.secretRef)) return true;
-    if ((c.env ?? []).some((e) => e.valueFrom?.secretKeyRef)) return true;
-  }
-  for (const v of pod.spec?.volumes ?? []) {
-    if (
-      v.secret ||
-      v.azureFile ||
-      v.cephfs?.secretRef ||
-      v.cinder?.secretRef ||
-      v.flexVolume?.secretRef ||
-      v.rbd?.secretRef ||
-      v.scaleIO?.secretRef ||
-      v.iscsi?.secretRef ||
-      v.storageos?.secretRef ||
-      v.csi?.nodePublishSecretRef ||
-      (v.projected?.sources ?? []).some((s) => s.secret)
-    ) {
-      return true;
+/** The field of the first container env reference `kind` makes (`secretRef`/`secretKeyRef` or the configMap ones). */
+function containerReference(
+  pod: Pod,
+  fromKey: 'secretRef' | 'configMapRef',
+  keyRef: 'secretKeyRef' | 'configMapKeyRef',
+): string | undefined {
+  for (const [path, containers] of containerLists(pod)) {
+    for (const [i, c] of containers.entries()) {
+      const envFrom = (c.envFrom ?? []).findIndex((e) => e[fromKey]);
+      if (envFrom >= 0) return `${path}[${i}].envFrom[${envFrom}].${fromKey}`;
+      const env = (c.env ?? []).findIndex((e) => e.valueFrom?.[keyRef]);
+      if (env >= 0) return `${path}[${i}].env[${env}].valueFrom.${keyRef}`;
     }
   }
-  return false;
+  return undefined;
 }
 
-function referencesConfigMap(pod: Pod): boolean {
-  for (const c of containersOf(pod)) {
-    if ((c.envFrom ?? []).some((e) => e.configMapRef)) return true;
-    if ((c.env ?? []).some((e) => e.valueFrom?.configMapKeyRef)) return true;
+function secretReference(pod: Pod): string | undefined {
+  const pull = (pod.spec?.imagePullSecrets ?? []).findIndex((s) => s.name);
+  if (pull >= 0) return `spec.imagePullSecrets[${pull}]`;
+  const inContainer = containerReference(pod, 'secretRef', 'secretKeyRef');
+  if (inContainer) return inContainer;
+  for (const [i, v] of (pod.spec?.volumes ?? []).entries()) {
+    const f = `spec.volumes[${i}]`;
+    if (v.secret) return `${f}.secret`;
+    if (v.azureFile) return `${f}.azureFile`;
+    if (v.cephfs?.secretRef) return `${f}.cephfs.secretRef`;
+    if (v.cinder?.secretRef) return `${f}.cinder.secretRef`;
+    if (v.flexVolume?.secretRef) return `${f}.flexVolume.secretRef`;
+    if (v.rbd?.secretRef) return `${f}.rbd.secretRef`;
+    if (v.scaleIO?.secretRef) return `${f}.scaleIO.secretRef`;
+    if (v.iscsi?.secretRef) return `${f}.iscsi.secretRef`;
+    if (v.storageos?.secretRef) return `${f}.storageos.secretRef`;
+    if (v.csi?.nodePublishSecretRef) return `${f}.csi.nodePublishSecretRef`;
+    const projected = (v.projected?.sources ?? []).findIndex((s) => s.secret);
+    if (projected >= 0) return `${f}.projected.sources[${projected}].secret`;
   }
-  return (pod.spec?.volumes ?? []).some(
-    (v) => v.configMap || (v.projected?.sources ?? []).some((s) => s.configMap),
-  );
+  return undefined;
+}
+
+function configMapReference(pod: Pod): string | undefined {
+  const inContainer = containerReference(pod, 'configMapRef', 'configMapKeyRef');
+  if (inContainer) return inContainer;
+  for (const [i, v] of (pod.spec?.volumes ?? []).entries()) {
+    if (v.configMap) return `spec.volumes[${i}].configMap`;
+    const projected = (v.projected?.sources ?? []).findIndex((s) => s.configMap);
+    if (projected >= 0) return `spec.volumes[${i}].projected.sources[${projected}].configMap`;
+  }
+  return undefined;
 }
 
 const nodeLocalVolumeKeys = [
@@ -73,34 +96,43 @@ const nodeLocalVolumeKeys = [
 ];
 
 /**
- * The plural resource of the first API object `pod` references (`serviceaccounts`, `secrets`,
- * `configmaps (via projected volumes)`, …), or undefined when it references none. A volume or
- * projection of an unknown kind counts as a reference, as upstream's rejects it.
+ * The first API object `pod` references, in upstream's order (service account, secrets,
+ * configMaps, resource claims, then volumes), or undefined when it references none. A volume or
+ * projection of an unknown kind counts as a reference, as upstream rejects it.
  */
-export function apiObjectReference(pod: Pod): string | undefined {
-  if (pod.spec?.serviceAccountName) return 'serviceaccounts';
-  if (referencesSecret(pod)) return 'secrets';
-  if (referencesConfigMap(pod)) return 'configmaps';
-  if ((pod.spec?.resourceClaims ?? []).length > 0) return 'resourceclaims';
-  for (const v of pod.spec?.volumes ?? []) {
+export function apiObjectReference(pod: Pod): APIObjectReference | undefined {
+  if (pod.spec?.serviceAccountName) return { resource: 'serviceaccounts', field: 'spec.serviceAccountName' };
+  const secret = secretReference(pod);
+  if (secret) return { resource: 'secrets', field: secret };
+  const configMap = configMapReference(pod);
+  if (configMap) return { resource: 'configmaps', field: configMap };
+  if ((pod.spec?.resourceClaims ?? []).length > 0)
+    return { resource: 'resourceclaims', field: 'spec.resourceClaims' };
+  for (const [i, v] of (pod.spec?.volumes ?? []).entries()) {
+    const f = `spec.volumes[${i}]`;
     const record = v as unknown as Record<string, unknown>;
     if (nodeLocalVolumeKeys.some((k) => record[k] != null)) continue;
-    if (v.csi) return 'csidrivers (via CSI volumes)';
-    if (v.glusterfs) return 'endpoints (via glusterFS volumes)';
-    if (v.persistentVolumeClaim) return 'persistentvolumeclaims';
-    if (v.ephemeral) return 'persistentvolumeclaims (via ephemeral volumes)';
+    if (v.csi) return { resource: 'csidrivers (via CSI volumes)', field: `${f}.csi` };
+    if (v.glusterfs) return { resource: 'endpoints (via glusterFS volumes)', field: `${f}.glusterfs` };
+    if (v.persistentVolumeClaim)
+      return { resource: 'persistentvolumeclaims', field: `${f}.persistentVolumeClaim` };
+    if (v.ephemeral)
+      return { resource: 'persistentvolumeclaims (via ephemeral volumes)', field: `${f}.ephemeral` };
     if (v.projected) {
-      for (const s of v.projected.sources ?? []) {
+      for (const [j, s] of (v.projected.sources ?? []).entries()) {
         const source = s as unknown as Record<string, unknown>;
-        if (source.serviceAccountToken) return 'serviceaccounts (via projected volumes)';
-        if (source.clusterTrustBundle) return 'clustertrustbundles';
-        if (source.podCertificate) return 'podcertificates';
+        const sf = `${f}.projected.sources[${j}]`;
+        if (source.serviceAccountToken)
+          return { resource: 'serviceaccounts (via projected volumes)', field: `${sf}.serviceAccountToken` };
+        if (source.clusterTrustBundle)
+          return { resource: 'clustertrustbundles', field: `${sf}.clusterTrustBundle` };
+        if (source.podCertificate) return { resource: 'podcertificates', field: `${sf}.podCertificate` };
         if (source.downwardAPI) continue;
-        return `unknown source for projected volume ${JSON.stringify(v.name)}`;
+        return { resource: `unknown source for projected volume ${JSON.stringify(v.name)}`, field: sf };
       }
       continue;
     }
-    return `unknown volume type for volume ${JSON.stringify(v.name)}`;
+    return { resource: `unknown volume type for volume ${JSON.stringify(v.name)}`, field: f };
   }
   return undefined;
 }

@@ -200,15 +200,31 @@ function decodeOnePod(raw: unknown, field: string, options: DecodeStaticPodOptio
   const prevent = options.preventStaticPodAPIReferences ?? true;
   let reference = prevent ? apiObjectReference(pod) : undefined;
   if (!prevent) {
-    const projectsBundle = (pod.spec?.volumes ?? []).some((v) =>
-      (v.projected?.sources ?? []).some((s) => (s as { clusterTrustBundle?: unknown }).clusterTrustBundle),
-    );
-    if (projectsBundle) reference = 'clustertrustbundles';
-    else if ((pod.spec?.resourceClaims ?? []).length > 0) reference = 'resourceclaims';
+    // Without the gate upstream still rejects ClusterTrustBundle projections and ResourceClaims.
+    for (const [i, v] of (pod.spec?.volumes ?? []).entries()) {
+      const j = (v.projected?.sources ?? []).findIndex(
+        (s) => (s as { clusterTrustBundle?: unknown }).clusterTrustBundle,
+      );
+      if (j >= 0) {
+        reference = {
+          resource: 'clustertrustbundles',
+          field: `spec.volumes[${i}].projected.sources[${j}].clusterTrustBundle`,
+        };
+        break;
+      }
+    }
+    if (!reference && (pod.spec?.resourceClaims ?? []).length > 0)
+      reference = { resource: 'resourceclaims', field: 'spec.resourceClaims' };
   }
   if (reference !== undefined) {
     throw fail(
-      [{ field: 'spec', type: 'Forbidden', detail: `static pods may not reference ${reference}` }],
+      [
+        {
+          field: reference.field,
+          type: 'Forbidden',
+          detail: `static pods may not reference ${reference.resource}`,
+        },
+      ],
       objectRefOf(pod),
     );
   }

@@ -254,6 +254,9 @@ export class FileSource implements PodSource {
       const seen = new Set<string>();
       const pods = await this.#extractFromFile(path, errors, seen);
       this.#finishListing(errors, seen);
+      // A bad single file keeps the last state, as upstream (which returns before replacing its
+      // store); only a source that never sent anything sends its empty SET.
+      if (errors.length > 0 && this.#lastSent !== undefined) return;
       await this.#send(pods);
     } else {
       this.#reportSourceError(

@@ -202,4 +202,39 @@ spec:
       .replace('spec:\n', 'spec:\n  volumes: [{name: v, persistentVolumeClaim: {claimName: x}}]\n');
     expect(() => decodeStaticPods(pvc, opts)).toThrow(/persistentvolumeclaims/);
   });
+
+  it('names the referencing field, and keeps rejecting ClusterTrustBundles when allowed', () => {
+    const opts = { nodeName: 'n', source: 'file', file: '/m/r.yaml' };
+    const field = (spec: string, allow = false) => {
+      const text = `apiVersion: v1\nkind: Pod\nmetadata: {name: r}\nspec:\n${spec}`;
+      try {
+        decodeStaticPods(text, { ...opts, preventStaticPodAPIReferences: !allow });
+        return undefined;
+      } catch (e) {
+        expect(e).toBeInstanceOf(PodValidationError);
+        expect((e as PodValidationError).errors[0]?.type).toBe('Forbidden');
+        return (e as PodValidationError).field;
+      }
+    };
+    const c = '  containers: [{name: c, image: i}]\n';
+    expect(field(`${c}  serviceAccountName: robot\n`)).toBe('spec.serviceAccountName');
+    expect(
+      field(
+        '  containers: [{name: c, image: i, env: [{name: A, valueFrom: {secretKeyRef: {name: s, key: k}}}]}]\n',
+      ),
+    ).toBe('spec.containers[0].env[0].valueFrom.secretKeyRef');
+    expect(field(`${c}  imagePullSecrets: [{name: reg}]\n`)).toBe('spec.imagePullSecrets[0]');
+    expect(field(`${c}  volumes: [{name: v, configMap: {name: x}}]\n`)).toBe('spec.volumes[0].configMap');
+    expect(
+      field(`${c}  volumes: [{name: v, projected: {sources: [{serviceAccountToken: {path: t}}]}}]\n`),
+    ).toBe('spec.volumes[0].projected.sources[0].serviceAccountToken');
+    expect(
+      field(
+        `${c}  volumes: [{name: v, projected: {sources: [{downwardAPI: {items: [{path: a, fieldRef: {fieldPath: metadata.name}}]}}]}}]\n`,
+      ),
+    ).toBeUndefined();
+    const bundle = `${c}  volumes: [{name: v, projected: {sources: [{clusterTrustBundle: {name: b, path: p}}]}}]\n`;
+    expect(field(bundle, true)).toBe('spec.volumes[0].projected.sources[0].clusterTrustBundle');
+    expect(field(`${c}  volumes: [{name: v, secret: {secretName: s}}]\n`, true)).toBeUndefined();
+  });
 });

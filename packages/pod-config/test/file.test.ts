@@ -246,6 +246,11 @@ describe('FileSource on a real directory', () => {
       { op: 'REMOVE', names: ['only-node1'] },
       { op: 'ADD', names: ['only-node1'] },
     ]);
+    // A bad single file keeps the last state.
+    await writeFile(file, 'kind: Pod\n  broken: [');
+    await h.settle();
+    expect(h.take()).toEqual([]);
+    expect(h.source.errors.map((e) => e.file)).toEqual([file]);
     await unlink(file);
     await h.settle();
     expect(h.take()).toEqual([{ op: 'REMOVE', names: ['only-node1'] }]);
