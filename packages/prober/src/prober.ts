@@ -3,6 +3,7 @@ import {
   type CommandRunner,
   type Container,
   type EventRecorder,
+  type HTTPGetAction,
   type Logger,
   noopEventRecorder,
   noopLogger,
@@ -15,8 +16,8 @@ import {
 import { ProbeError } from './errors.js';
 import { execProbe, expandContainerCommandOnlyStatic } from './probe/exec.js';
 import { grpcProbe } from './probe/grpc.js';
-import { httpProbe } from './probe/http.js';
-import { newRequestForHTTPGetAction } from './probe/http-request.js';
+import { type HttpProbeAgents, httpProbe, newHttpProbeAgents } from './probe/http.js';
+import { type HttpProbeRequest, newRequestForHTTPGetAction } from './probe/http-request.js';
 import { resolveContainerPort } from './probe/port.js';
 import { tcpProbe } from './probe/tcp.js';
 import { type ProbeActionResult, type ProbeType, probeDefaults } from './types.js';
@@ -69,6 +70,8 @@ export class Prober {
   readonly #clock: Clock;
   readonly #recorder: EventRecorder;
   readonly #logger: Logger;
+  readonly #agents: HttpProbeAgents = newHttpProbeAgents();
+  readonly #requests = new WeakMap<HTTPGetAction, { podIP: string; request: HttpProbeRequest }>();
 
   constructor(options: ProberOptions) {
     this.#runner = options.runner;
@@ -101,14 +104,19 @@ export class Prober {
         error = err;
       }
     }
-    const log = this.#logger.child({
-      probeType,
-      pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`,
-      containerName: container.name,
-    });
+    const log = (fields: Record<string, unknown>, message: string) =>
+      this.#logger.debug(
+        {
+          probeType,
+          pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`,
+          containerName: container.name,
+          ...fields,
+        },
+        message,
+      );
     if (!outcome) {
       const message = error instanceof Error ? error.message : String(error);
-      log.debug({ err: message }, 'Probe errored');
+      log({ err: message }, 'Probe errored');
       this.#event(
         pod,
         container,
@@ -119,18 +127,17 @@ export class Prober {
     }
     switch (outcome.result) {
       case 'Success':
-        log.debug('Probe succeeded');
         return 'Success';
       case 'Warning':
         this.#event(pod, container, 'ProbeWarning', `${probeType} probe warning: ${outcome.output}`);
-        log.debug({ output: outcome.output }, 'Probe succeeded with a warning');
+        log({ output: outcome.output }, 'Probe succeeded with a warning');
         return 'Success';
       case 'Failure':
-        log.debug({ output: outcome.output }, 'Probe failed');
+        log({ output: outcome.output }, 'Probe failed');
         this.#event(pod, container, 'Unhealthy', `${probeType} probe failed: ${outcome.output}`);
         return 'Failure';
       default:
-        log.debug('Probe unknown without error');
+        log({}, 'Probe unknown without error');
         return 'Failure';
     }
   }
@@ -159,8 +166,13 @@ export class Prober {
       });
     }
     if (spec.httpGet) {
-      const request = newRequestForHTTPGetAction(spec.httpGet, container, podIP);
-      return httpProbe({ ...common, request });
+      // The request only changes with the pod IP: build it once per probe spec, not per probe.
+      let cached = this.#requests.get(spec.httpGet);
+      if (cached?.podIP !== podIP) {
+        cached = { podIP, request: newRequestForHTTPGetAction(spec.httpGet, container, podIP) };
+        this.#requests.set(spec.httpGet, cached);
+      }
+      return httpProbe({ ...common, request: cached.request, agents: this.#agents });
     }
     if (spec.tcpSocket) {
       const port = resolveContainerPort(spec.tcpSocket.port, container);

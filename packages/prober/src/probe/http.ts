@@ -1,5 +1,6 @@
-import http, { type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import http, { type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import https from 'node:https';
+import type { Socket } from 'node:net';
 import type { Clock } from '@kubelet-kit/core';
 import { ProbeError } from '../errors.js';
 import type { ProbeActionResult } from '../types.js';
@@ -19,12 +20,34 @@ export interface HttpProbeOptions {
   /** Covers the whole exchange, redirects and body included. */
   readonly timeoutMs: number;
   readonly clock: Clock;
+  /** Connection agents to reuse across probes (default: new ones for this probe). */
+  readonly agents?: HttpProbeAgents;
   /** Follow redirects to another host too; the kubelet never does (default false). */
   readonly followNonLocalRedirects?: boolean;
   readonly signal?: AbortSignal;
 }
 
-class DeadlineError extends Error {}
+/** One probe's exchange: the request in flight and why it was cut short, if it was. */
+interface Exchange {
+  current: ClientRequest | undefined;
+  /** 'deadline' when the timeout fired, 'canceled' when the caller's signal aborted. */
+  cut: 'deadline' | 'canceled' | undefined;
+  readonly agents: HttpProbeAgents;
+}
+
+/** The agents probes connect through (no keep-alive: every probe opens its own connection). */
+export interface HttpProbeAgents {
+  readonly http: http.Agent;
+  readonly https: https.Agent;
+}
+
+/** Agents for {@link HttpProbeOptions.agents}: no keep-alive, no certificate checks. */
+export function newHttpProbeAgents(): HttpProbeAgents {
+  return {
+    http: new http.Agent({ keepAlive: false }),
+    https: new https.Agent({ keepAlive: false, rejectUnauthorized: false }),
+  };
+}
 
 /**
  * One HTTP GET probe (upstream `pkg/probe/http.DoHTTPProbe` with the kubelet's client): no
@@ -34,31 +57,39 @@ class DeadlineError extends Error {}
  * not errors; an error while reading the body is an error.
  */
 export async function httpProbe(options: HttpProbeOptions): Promise<ProbeActionResult> {
-  const controller = new AbortController();
-  const timer = options.clock.setTimeout(() => controller.abort(new DeadlineError()), options.timeoutMs);
-  const onAbort = () => controller.abort(options.signal?.reason);
+  const exchange: Exchange = {
+    current: undefined,
+    cut: undefined,
+    agents: options.agents ?? newHttpProbeAgents(),
+  };
+  const cut = (why: 'deadline' | 'canceled') => {
+    exchange.cut ??= why;
+    exchange.current?.destroy(new Error(why));
+  };
+  const timer = options.clock.setTimeout(() => cut('deadline'), options.timeoutMs);
+  const onAbort = () => cut('canceled');
   if (options.signal?.aborted) onAbort();
   else options.signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    return await doHTTPProbe(options, controller.signal);
+    return await doHTTPProbe(options, exchange);
   } finally {
     timer.cancel();
     options.signal?.removeEventListener('abort', onAbort);
   }
 }
 
-async function doHTTPProbe(options: HttpProbeOptions, signal: AbortSignal): Promise<ProbeActionResult> {
+async function doHTTPProbe(options: HttpProbeOptions, exchange: Exchange): Promise<ProbeActionResult> {
   const original = options.request.url;
   let url = original;
   let headers = toOutgoing(options.request.headers);
   let res: IncomingMessage;
   for (let requests = 1; ; requests++) {
     try {
-      res = await get(url, headers, signal);
+      res = await get(url, headers, exchange);
     } catch (err) {
       return {
         result: 'Failure',
-        output: `Get ${JSON.stringify(url.href)}: ${transportMessage(err, signal)}`,
+        output: `Get ${JSON.stringify(url.href)}: ${transportMessage(err, exchange)}`,
       };
     }
     const location = res.headers.location;
@@ -73,11 +104,10 @@ async function doHTTPProbe(options: HttpProbeOptions, signal: AbortSignal): Prom
       };
     }
     if (!options.followNonLocalRedirects && next.hostname !== original.hostname) break;
+    abandon(res);
     if (requests >= maxRequests) {
-      res.destroy();
       return { result: 'Failure', output: `Get ${JSON.stringify(next.href)}: stopped after 10 redirects` };
     }
-    res.destroy();
     // A Host override survives only a relative redirect, as in Go's client.
     if (/^[a-z][a-z0-9+.-]*:/i.test(location) || location.startsWith('//')) {
       headers = withoutHost(headers);
@@ -89,7 +119,7 @@ async function doHTTPProbe(options: HttpProbeOptions, signal: AbortSignal): Prom
   try {
     body = await readAtMost(res, maxRespBodyLength);
   } catch (err) {
-    throw new ProbeError('ProbeError', transportMessage(err, signal), { cause: err });
+    throw new ProbeError('ProbeError', transportMessage(err, exchange), { cause: err });
   }
   const code = res.statusCode ?? 0;
   if (code >= 200 && code < 400) {
@@ -101,21 +131,35 @@ async function doHTTPProbe(options: HttpProbeOptions, signal: AbortSignal): Prom
   return { result: 'Failure', output: `HTTP probe failed with statuscode: ${code}` };
 }
 
-function get(url: URL, headers: OutgoingHttpHeaders, signal: AbortSignal): Promise<IncomingMessage> {
+function get(url: URL, headers: OutgoingHttpHeaders, exchange: Exchange): Promise<IncomingMessage> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     return Promise.reject(
       new Error(`unsupported protocol scheme ${JSON.stringify(url.protocol.slice(0, -1))}`),
     );
   }
+  if (exchange.cut) return Promise.reject(new Error(exchange.cut));
   return new Promise<IncomingMessage>((resolve, reject) => {
-    const common = { method: 'GET', headers, agent: false as const, signal };
     const req =
       url.protocol === 'https:'
-        ? https.request(url, { ...common, rejectUnauthorized: false }, resolve)
-        : http.request(url, common, resolve);
+        ? https.request(url, { method: 'GET', headers, agent: exchange.agents.https }, resolve)
+        : http.request(url, { method: 'GET', headers, agent: exchange.agents.http }, resolve);
+    exchange.current = req;
     req.once('error', reject);
     req.end();
   });
+}
+
+/**
+ * Drops a response's connection with a reset rather than a FIN: a probe connection has nothing
+ * left to say, and a reset leaves no TIME_WAIT socket behind, which at a thousand probes a
+ * second would exhaust the ephemeral ports (upstream sets a 1 s SO_LINGER for the same reason).
+ */
+function abandon(res: IncomingMessage): void {
+  const socket = res.socket as Socket | null;
+  // A reset is only possible before the socket started to shut down; a failed reset would leak
+  // the handle.
+  if (socket && !socket.destroyed && !socket.connecting && !socket.writableEnded) socket.resetAndDestroy();
+  else res.destroy();
 }
 
 function readAtMost(res: IncomingMessage, limit: number): Promise<string> {
@@ -134,10 +178,16 @@ function readAtMost(res: IncomingMessage, limit: number): Promise<string> {
       if (length >= limit) {
         // Truncation is not an error: stop reading and drop the connection.
         settle(() => resolve(Buffer.concat(chunks).subarray(0, limit).toString('utf8')));
-        res.destroy();
+        abandon(res);
       }
     });
-    res.once('end', () => settle(() => resolve(Buffer.concat(chunks).toString('utf8'))));
+    // Ahead of the client's own end handler, which would start closing the socket gracefully.
+    res.prependOnceListener('end', () => {
+      settle(() =>
+        resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')),
+      );
+      abandon(res);
+    });
     res.once('error', (err) => settle(() => reject(err)));
     res.once('close', () => {
       if (!res.complete) settle(() => reject(new Error('unexpected EOF')));
@@ -145,11 +195,10 @@ function readAtMost(res: IncomingMessage, limit: number): Promise<string> {
   });
 }
 
-function transportMessage(err: unknown, signal: AbortSignal): string {
-  if (signal.aborted && signal.reason instanceof DeadlineError) {
+function transportMessage(err: unknown, exchange: Exchange): string {
+  if (exchange.cut === 'deadline')
     return 'context deadline exceeded (Client.Timeout exceeded while awaiting headers)';
-  }
-  if (signal.aborted) return 'context canceled';
+  if (exchange.cut === 'canceled') return 'context canceled';
   return err instanceof Error ? err.message : String(err);
 }
 

@@ -29,7 +29,10 @@ export function tcpProbe(options: TcpProbeOptions): Promise<ProbeActionResult> {
       options.signal?.removeEventListener('abort', onAbort);
       // Late errors of a socket we are done with must not become uncaught exceptions.
       socket.on('error', () => {});
-      socket.destroy();
+      // A connected probe socket has nothing to send: reset it so no TIME_WAIT socket is left
+      // (upstream sets a 1 s SO_LINGER for the same reason, kubernetes#89898).
+      if (result.result === 'Success') socket.resetAndDestroy();
+      else socket.destroy();
       resolve(result);
     };
     const onAbort = () => finish({ result: 'Failure', output: `dial tcp ${addr}: operation was canceled` });
