@@ -39,7 +39,8 @@ export function hashContainer(container: Pick<Container, 'name' | 'image'>): str
   };
   for (let i = 0; i < spewPrefix.length; i++) feed(spewPrefix.charCodeAt(i));
   // Image references are ASCII, whose UTF-8 bytes are the char codes: skip the encoding then.
-  const ascii = /^[\x00-\x7f]*$/.test(json);
+  let ascii = true;
+  for (let i = 0; i < json.length && ascii; i++) ascii = json.charCodeAt(i) < 0x80;
   const bytes = ascii ? undefined : Buffer.from(json, 'utf8');
   const length = bytes ? bytes.length : json.length;
   for (let i = 0; i < length; i++) {

@@ -78,7 +78,7 @@ import {
 } from './sandbox-config.js';
 import { TerminationOrdering } from './termination-order.js';
 
-/** The RuntimeService calls kuberuntime makes (a {@link RuntimeServiceClient} fits). */
+/** The RuntimeService calls kuberuntime makes (a `RuntimeServiceClient` of `@kubelet-kit/cri` fits). */
 export type RuntimeService = Pick<
   RuntimeServiceClient,
   | 'version'
