@@ -39,7 +39,11 @@ for (const file of files) {
     continue;
   }
   for (const m of measures) {
-    results[m.name] = { value: m.value, unit: m.unit, ...(m.target !== undefined ? { target: m.target } : {}) };
+    results[m.name] = {
+      value: m.value,
+      unit: m.unit,
+      ...(m.target !== undefined ? { target: m.target } : {}),
+    };
     if (m.note) results[m.name].note = m.note;
     console.log(`  ${m.name} = ${m.value} ${m.unit}${m.target !== undefined ? ` (target ${m.target})` : ''}`);
   }

@@ -6,10 +6,13 @@
  */
 
 export * from './admission.js';
+export * from './agent.js';
 export * from './api-pod-status.js';
 export * from './container-status.js';
 export type * from './deps.js';
 export * from './kubelet.js';
+export * from './instrumented.js';
 export * from './metrics.js';
+export * from './pod-table.js';
 export * from './reason-cache.js';
 export * from './server.js';

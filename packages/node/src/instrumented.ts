@@ -15,14 +15,9 @@ export function instrumentCriClient<T extends object>(
   return new Proxy(client, {
     get(target, prop, receiver) {
       const value: unknown = Reflect.get(target, prop, receiver);
-      if (
-        typeof value !== 'function' ||
-        typeof prop !== 'string' ||
-        prop === 'close' ||
-        prop === 'constructor'
-      ) {
-        return value;
-      }
+      if (typeof value !== 'function') return value;
+      // Methods run on the real client, whose private fields a proxy cannot reach.
+      if (typeof prop !== 'string' || prop === 'close' || prop === 'constructor') return value.bind(target);
       const operation = operationName(prop);
       return (...args: unknown[]) => {
         const result: unknown = (value as (...a: unknown[]) => unknown).apply(target, args);

@@ -76,6 +76,8 @@ export interface KubeletOptions {
   readonly crashLoopBackOff?: { readonly initialMs: number; readonly maxMs: number };
   readonly allowHostNetwork?: boolean;
   readonly allowPrivileged?: boolean;
+  /** How soon a pod waiting on a crash-loop or image backoff is synced again (default 10 s). */
+  readonly backoffRequeueMs?: number;
   /** Whether the runtime's network is ready; pods that need pod networking wait for it. */
   readonly networkReady?: () => boolean;
 }
@@ -134,6 +136,7 @@ export class Kubelet implements PodSyncer {
   readonly #abort = new AbortController();
   readonly #disposers: Array<() => void> = [];
   readonly #startedPods = new Set<string>();
+  readonly #podsInBackoff = new Set<string>();
   #configLoop: Promise<void> | undefined;
   #housekeepingBusy = false;
   #lastGC = 0;
@@ -144,7 +147,19 @@ export class Kubelet implements PodSyncer {
     this.#log = options.logger ?? noopLogger;
     this.#recorder = options.recorder ?? noopEventRecorder;
     this.#clock = options.clock;
-    this.#workQueue = new BasicWorkQueue({ clock: options.clock });
+    // A pod left waiting on a crash-loop or image-pull backoff is looked at again after the
+    // sync error backoff (10 s) rather than the full resync interval, so a restart follows soon
+    // after its backoff expires (upstream's effective behaviour, within 10 s).
+    const queue = new BasicWorkQueue({ clock: options.clock });
+    const inBackoff = this.#podsInBackoff;
+    const backoffRequeueMs = options.backoffRequeueMs ?? 10_000;
+    this.#workQueue = {
+      getWork: () => queue.getWork(),
+      enqueue: (uid, delayMs) => {
+        const backoff = inBackoff.delete(uid);
+        queue.enqueue(uid, backoff ? Math.min(delayMs, backoffRequeueMs) : delayMs);
+      },
+    };
     const crash = options.crashLoopBackOff ?? { initialMs: 10_000, maxMs: 300_000 };
     this.#crashLoopBackOff = new Backoff({
       clock: options.clock,
@@ -589,8 +604,10 @@ export class Kubelet implements PodSyncer {
       });
       this.reasonCache.update(uid, result);
       const err = podSyncResultError(result);
-      // A backoff wait is not a failure: the pod resyncs at the normal interval.
+      // A backoff wait is not a failure (no error backoff, no FailedSync), but the pod is
+      // requeued soon enough to restart once its backoff expires.
       if (err && !err.onlyBackoff) throw err;
+      if (err) this.#podsInBackoff.add(uid);
       return { isTerminal: false };
     } finally {
       o.metrics?.podWorkerDuration.observe(

@@ -1,0 +1,156 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type ContainerStatus, FakeClock, InMemoryEventRecorder, type Pod } from '@kubelet-kit/core';
+import { InMemoryCriServer } from '@kubelet-kit/cri/testing';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Agent, createAgent } from '../src/index.js';
+
+// The whole agent (file source → pod workers → kuberuntime → CRI) against the in-memory CRI
+// server, on the fake clock. gRPC calls still take real I/O turns, so `pump` alternates fake
+// time steps with event-loop turns until a condition holds (bounded; never a timed sleep).
+const image = 'localhost/kubelet-kit/busybox:1.0';
+
+async function pump<T>(clock: FakeClock, check: () => T | undefined, stepMs = 100, maxSteps = 3000): Promise<T> {
+  for (let i = 0; i < maxSteps; i++) {
+    const value = check();
+    if (value !== undefined && value !== false) return value;
+    await clock.tick(stepMs);
+    for (let j = 0; j < 5; j++) await new Promise((r) => setImmediate(r));
+  }
+  throw new Error('condition not reached');
+}
+
+function manifest(name: string, extra: Record<string, unknown> = {}, container: Record<string, unknown> = {}) {
+  return JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name },
+    spec: {
+      terminationGracePeriodSeconds: 2,
+      containers: [{ name: 'main', image, command: ['sleep', '3600'], ...container }],
+      ...extra,
+    },
+  });
+}
+
+describe('agent on the in-memory CRI', () => {
+  let server: InMemoryCriServer;
+  let dir: string;
+  let clock: FakeClock;
+  let agent: Agent | undefined;
+  let recorder: InMemoryEventRecorder;
+
+  beforeEach(async () => {
+    clock = new FakeClock(Date.UTC(2026, 5, 1));
+    recorder = new InMemoryEventRecorder({ now: () => clock.now() });
+    server = await InMemoryCriServer.start({ images: [image], clock });
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kk-agent-unit-'));
+    fs.mkdirSync(path.join(dir, 'manifests'));
+  });
+
+  afterEach(async () => {
+    await agent?.stop();
+    agent = undefined;
+    await server.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  function start(maxPods = 110) {
+    agent = createAgent({
+      runtimeEndpoint: server.endpoint,
+      podManifestPath: path.join(dir, 'manifests'),
+      rootDirectory: path.join(dir, 'root'),
+      nodeName: 'Node-A',
+      nodeIPs: ['192.0.2.10'],
+      maxPods,
+      port: 0,
+      clock,
+      crashLoopBackOff: { initialMs: 10_000, maxMs: 40_000 },
+      recorder,
+    });
+    return agent.start();
+  }
+
+  const pods = () => agent!.kubelet.podsWithStatus();
+  const podNamed = (name: string): Pod | undefined => pods().find((p) => p.metadata?.name === name);
+
+  it('runs static pods from files: sandbox, container, Running with the sandbox IP', async () => {
+    fs.writeFileSync(path.join(dir, 'manifests', 'a.json'), manifest('a'));
+    fs.writeFileSync(path.join(dir, 'manifests', 'b.json'), manifest('b'));
+    await start();
+    const a = await pump(clock, () => {
+      const p = podNamed('a-node-a');
+      return p?.status?.phase === 'Running' && podNamed('b-node-a')?.status?.phase === 'Running' ? p : undefined;
+    });
+    expect(server.calls('RunPodSandbox')).toHaveLength(2);
+    expect(server.calls('StartContainer')).toHaveLength(2);
+    expect(a.status?.podIP).toMatch(/^10\.88\./);
+    expect(a.status?.hostIP).toBe('192.0.2.10');
+    expect(a.status?.containerStatuses?.[0]).toMatchObject({ name: 'main', ready: true, restartCount: 0 });
+    expect(a.status?.conditions?.map((c) => `${c.type}=${c.status}`)).toEqual([
+      'PodReadyToStartContainers=True',
+      'Initialized=True',
+      'Ready=True',
+      'ContainersReady=True',
+      'PodScheduled=True',
+    ]);
+  });
+
+  it('rejects a pod beyond max pods with a Failed status naming the reason', async () => {
+    fs.writeFileSync(path.join(dir, 'manifests', 'a.json'), manifest('a'));
+    await start(1);
+    await pump(clock, () => podNamed('a-node-a')?.status?.phase === 'Running');
+    fs.writeFileSync(path.join(dir, 'manifests', 'b.json'), manifest('b'));
+    const b = await pump(clock, () => {
+      const p = podNamed('b-node-a');
+      return p?.status?.phase === 'Failed' ? p : undefined;
+    });
+    expect(b.status?.reason).toBe('OutOfpods');
+    expect(b.status?.message).toBe("Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: 1, capacity: 1");
+    expect(server.calls('RunPodSandbox')).toHaveLength(1);
+  });
+
+  it('restarts a crashing container at once, then after the crash-loop backoff', async () => {
+    fs.writeFileSync(path.join(dir, 'manifests', 'c.json'), manifest('c'));
+    await start();
+    await pump(clock, () => podNamed('c-node-a')?.status?.phase === 'Running');
+    const crash = () => {
+      const running = server.calls('StartContainer').at(-1)!.request as { containerId: string };
+      server.exitContainer(running.containerId, 1, { reason: 'Error', message: 'boom' });
+      return clock.now();
+    };
+    crash();
+    // The first restart is immediate (next relist).
+    await pump(clock, () => server.calls('StartContainer').length === 2);
+    const secondCrash = crash();
+    let backoff: ContainerStatus | undefined;
+    await pump(clock, () => {
+      const s = podNamed('c-node-a')?.status?.containerStatuses?.[0];
+      if (s?.state?.waiting?.reason === 'CrashLoopBackOff') backoff ??= s;
+      return server.calls('StartContainer').length === 3;
+    });
+    const waited = clock.now() - secondCrash;
+    expect(waited).toBeGreaterThanOrEqual(10_000);
+    expect(waited).toBeLessThan(17_000);
+    expect(backoff?.restartCount).toBe(1);
+    expect(backoff?.lastState?.terminated?.exitCode).toBe(1);
+    expect(backoff?.state?.waiting?.message).toMatch(/back-off 10s restarting failed container=main/);
+    expect(recorder.events.some((e) => e.reason === 'BackOff')).toBe(true);
+    const running = await pump(clock, () => {
+      const s = podNamed('c-node-a')?.status?.containerStatuses?.[0];
+      return s?.state?.running && s.restartCount === 2 ? s : undefined;
+    });
+    expect(running.lastState?.terminated?.exitCode).toBe(1);
+  });
+
+  it('kills the pod when its manifest is deleted, and forgets it', async () => {
+    fs.writeFileSync(path.join(dir, 'manifests', 'd.json'), manifest('d'));
+    await start();
+    await pump(clock, () => podNamed('d-node-a')?.status?.phase === 'Running');
+    fs.rmSync(path.join(dir, 'manifests', 'd.json'));
+    await pump(clock, () => server.calls('StopPodSandbox').length > 0);
+    await pump(clock, () => podNamed('d-node-a') === undefined);
+    expect(server.calls('StopContainer').length).toBeGreaterThan(0);
+  });
+});
