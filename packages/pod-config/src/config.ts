@@ -295,9 +295,10 @@ export class PodConfig extends EventEmitter<PodConfigEvents> {
   /** Stops every source added with {@link PodConfig.addSource} and ends the update stream. */
   async stop(): Promise<void> {
     this.#closed = true;
-    await Promise.allSettled(this.#started.map((s) => s.stop()));
+    // Release held-back sources first, or a source awaiting its sink could never stop.
     this.#releaseWaiters(true);
     this.#wake?.();
+    await Promise.allSettled(this.#started.map((s) => s.stop()));
   }
 
   /**

@@ -648,6 +648,25 @@ describe('PodConfig delivery', () => {
     expect((await waiting).done).toBe(true);
   });
 
+  it('stops a source that is held back by back-pressure', async () => {
+    const config = new PodConfig({ highWaterMark: 0 });
+    let sink: PodSourceSink | undefined;
+    let pending: Promise<void> | undefined;
+    const source: PodSource = {
+      name: 'held',
+      start(s) {
+        sink = s;
+      },
+      async stop() {
+        await pending;
+      },
+    };
+    await config.addSource(source);
+    pending = sink?.(update('SET', 'held', createValidPod('a', 'ns'))) as Promise<void>;
+    expect(pending).toBeInstanceOf(Promise);
+    await config.stop();
+  });
+
   it('starts and stops added sources', async () => {
     const config = new PodConfig();
     let stopped = false;
