@@ -1,0 +1,8 @@
+/**
+ * Test helpers for @kubelet-kit/pod-config: a source the test drives. `PodConfig` itself is in
+ * memory and needs no fake; `StaticPodSource` is another programmatic source.
+ *
+ * @packageDocumentation
+ */
+
+export { FakePodSource } from './fake-pod-source.js';
