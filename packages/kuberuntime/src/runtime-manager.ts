@@ -176,7 +176,8 @@ export interface KubeGenericRuntimeManagerOptions {
   readonly httpHookTimeoutMs?: number;
 }
 
-interface StartSpec {
+/** A container of a pod spec with the list it belongs to. */
+export interface StartSpec {
   readonly container: Container;
   readonly type: ContainerType;
 }
@@ -785,8 +786,9 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
         imageUser: { username: image.username, ...(image.uid !== undefined ? { uid: image.uid } : {}) },
         env: {
           nodeName: this.#opts.nodeName ?? os.hostname(),
-          podIP: podIPs[0] ?? '',
-          podIPs,
+          // Host-network pods have the node's addresses.
+          podIP: (pod.spec?.hostNetwork && podIPs.length === 0 ? this.#opts.nodeIPs?.[0] : podIPs[0]) ?? '',
+          podIPs: pod.spec?.hostNetwork && podIPs.length === 0 ? (this.#opts.nodeIPs ?? []) : podIPs,
           hostIPs: this.#opts.nodeIPs ?? [],
           ...(this.#opts.objectGetter ? { objectGetter: this.#opts.objectGetter } : {}),
           ...(signal ? { signal } : {}),
