@@ -1,0 +1,10 @@
+/**
+ * Test doubles of `@kubelet-kit/prober` for its callers' tests.
+ *
+ * @packageDocumentation
+ */
+
+export * from './fake-probe-manager.js';
+export type { ProbeManager } from '../prober-manager.js';
+export type { ResultsManager } from '../results-manager.js';
+export type { ProbeResultUpdate } from '../types.js';
