@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 
-export * from './fake-probe-manager.js';
 export type { ProbeManager } from '../prober-manager.js';
 export type { ResultsManager } from '../results-manager.js';
 export type { ProbeResultUpdate } from '../types.js';
+export * from './fake-probe-manager.js';
