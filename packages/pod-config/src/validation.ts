@@ -326,8 +326,18 @@ function validateContainer(
       errs.unsupported(`${field}.restartPolicy`, c.restartPolicy, ['Always']);
     return;
   }
+  if (!init && c.restartPolicy !== undefined) {
+    errs.forbidden(`${field}.restartPolicy`, 'may not be set for non-init containers');
+  }
   validateProbe(c.livenessProbe, `${field}.livenessProbe`, errs, true);
   validateProbe(c.readinessProbe, `${field}.readinessProbe`, errs, false);
+  if (c.readinessProbe?.terminationGracePeriodSeconds !== undefined) {
+    errs.invalid(
+      `${field}.readinessProbe.terminationGracePeriodSeconds`,
+      c.readinessProbe.terminationGracePeriodSeconds,
+      'must not be set for readinessProbes',
+    );
+  }
   validateProbe(c.startupProbe, `${field}.startupProbe`, errs, true);
   if (c.lifecycle?.postStart)
     validateHandler(c.lifecycle.postStart, `${field}.lifecycle.postStart`, errs, [
@@ -403,6 +413,9 @@ function validateSpec(spec: PodSpec, errs: Errors): void {
   }
   if (spec.dnsPolicy !== undefined && !dnsPolicies.includes(spec.dnsPolicy as (typeof dnsPolicies)[number])) {
     errs.unsupported('spec.dnsPolicy', spec.dnsPolicy, dnsPolicies);
+  }
+  if (spec.dnsPolicy === 'None' && !spec.dnsConfig) {
+    errs.required('spec.dnsConfig', 'must provide `dnsConfig` when `dnsPolicy` is None');
   }
   if (spec.terminationGracePeriodSeconds !== undefined && spec.terminationGracePeriodSeconds < 0) {
     errs.invalid(

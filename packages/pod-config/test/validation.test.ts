@@ -187,6 +187,24 @@ const cases: [string, Mutation, string, string][] = [
     'Forbidden',
   ],
   [
+    'restartPolicy on a regular container',
+    (p) => (app(p).restartPolicy = 'Always'),
+    'spec.containers[0].restartPolicy',
+    'Forbidden',
+  ],
+  [
+    'a grace period on a readiness probe',
+    (p) => (app(p).readinessProbe = { exec: { command: ['x'] }, terminationGracePeriodSeconds: 5 }),
+    'spec.containers[0].readinessProbe.terminationGracePeriodSeconds',
+    'Invalid value',
+  ],
+  [
+    'dnsPolicy None without dnsConfig',
+    (p) => (spec(p).dnsPolicy = 'None'),
+    'spec.dnsConfig',
+    'Required value',
+  ],
+  [
     'env name with =',
     (p) => (app(p).env = [{ name: 'A=B', value: '1' }]),
     'spec.containers[0].env[0].name',
@@ -228,6 +246,16 @@ const cases: [string, Mutation, string, string][] = [
 describe('validatePod', () => {
   it('accepts a valid pod', () => {
     expect(validatePod(validPod(), { source: 'api' })).toBeUndefined();
+  });
+
+  it('accepts a sidecar (restartable init container) with probes', () => {
+    const pod = validPod();
+    pod.spec!.initContainers![0] = {
+      ...pod.spec!.initContainers![0]!,
+      restartPolicy: 'Always',
+      readinessProbe: { exec: { command: ['x'] } },
+    };
+    expect(podFieldErrors(pod)).toEqual([]);
   });
 
   it.each(cases)('rejects %s', (_title, mutate, field, type) => {
