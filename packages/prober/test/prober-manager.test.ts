@@ -142,6 +142,58 @@ describe('DefaultProbeManager', () => {
     await t.manager.stop();
   });
 
+  it('the startup probe holds liveness back until it succeeds, then liveness takes over', async () => {
+    const t = setupStarted();
+    const pod: Pod = {
+      metadata: { name: 'web', namespace: 'ns', uid: podUid },
+      spec: {
+        containers: [
+          {
+            name: 'app',
+            startupProbe: { exec: { command: ['startup'] }, periodSeconds: 1, failureThreshold: 30 },
+            livenessProbe: { exec: { command: ['live'] }, periodSeconds: 1, failureThreshold: 1 },
+          },
+        ],
+      },
+    };
+    const status: PodStatus = {
+      phase: 'Running',
+      podIP: '127.0.0.1',
+      containerStatuses: [runningStatus(t.clock.now() - 60_000, { started: false })],
+    };
+    t.statuses.statuses.set(podUid, status);
+    let startupDone = false;
+    const calls: string[] = [];
+    t.runner.runInContainer = async (o) => {
+      calls.push(o.cmd[0]!);
+      const ok = o.cmd[0] === 'startup' ? startupDone : false;
+      return { stdout: new Uint8Array(), stderr: new Uint8Array(), exitCode: ok ? 0 : 1 };
+    };
+    t.manager.addPod(pod);
+    t.manager.start();
+    // The status manager's sync: Started comes from the probe results.
+    const sync = () => t.manager.updatePodStatus(pod, status);
+    for (let i = 0; i < 5; i++) {
+      await t.clock.tick(1_000);
+      sync();
+    }
+    expect(calls.every((c) => c === 'startup')).toBe(true);
+    expect(status.containerStatuses![0]!.started).toBe(false);
+    expect(t.manager.livenessManager.get(containerId)).toBe('Success');
+    startupDone = true;
+    await t.clock.tick(1_000);
+    sync();
+    expect(status.containerStatuses![0]!.started).toBe(true);
+    const startupCalls = calls.filter((c) => c === 'startup').length;
+    await t.clock.tick(1_000);
+    sync();
+    // Liveness now runs (and fails at once), startup is on hold.
+    expect(calls.filter((c) => c === 'startup')).toHaveLength(startupCalls);
+    expect(calls).toContain('live');
+    expect(t.manager.livenessManager.get(containerId)).toBe('Failure');
+    await t.manager.stop();
+  });
+
   it('cleanupPods stops the workers of pods that are not desired and drops their results', async () => {
     const t = setupStarted();
     t.statuses.setContainer(runningStatus(t.clock.now() - 60_000));

@@ -1,6 +1,7 @@
 import http, { type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import type { Clock } from '@kubelet-kit/core';
 import { ProbeError } from '../errors.js';
 import type { ProbeActionResult } from '../types.js';
@@ -158,8 +159,18 @@ function abandon(res: IncomingMessage): void {
   const socket = res.socket as Socket | null;
   // A reset is only possible before the socket started to shut down; a failed reset would leak
   // the handle.
-  if (socket && !socket.destroyed && !socket.connecting && !socket.writableEnded) socket.resetAndDestroy();
-  else res.destroy();
+  // (TLS sockets cannot be reset from Node: they close normally.)
+  if (
+    socket &&
+    !(socket instanceof TLSSocket) &&
+    !socket.destroyed &&
+    !socket.connecting &&
+    !socket.writableEnded
+  ) {
+    socket.resetAndDestroy();
+  } else {
+    res.destroy();
+  }
 }
 
 function readAtMost(res: IncomingMessage, limit: number): Promise<string> {

@@ -29,10 +29,8 @@ export function tcpProbe(options: TcpProbeOptions): Promise<ProbeActionResult> {
       options.signal?.removeEventListener('abort', onAbort);
       // Late errors of a socket we are done with must not become uncaught exceptions.
       socket.on('error', () => {});
-      // A connected probe socket has nothing to send: reset it so no TIME_WAIT socket is left
-      // (upstream sets a 1 s SO_LINGER for the same reason, kubernetes#89898).
-      if (result.result === 'Success') socket.resetAndDestroy();
-      else socket.destroy();
+      // Closed gracefully, not reset: a server that does not expect a reset may fail on it.
+      socket.destroy();
       resolve(result);
     };
     const onAbort = () => finish({ result: 'Failure', output: `dial tcp ${addr}: operation was canceled` });
