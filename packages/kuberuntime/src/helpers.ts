@@ -122,15 +122,15 @@ export function podSandboxChanged(pod: Pod, podStatus: RuntimePodStatus): Sandbo
   const sandboxes = podStatus.sandboxStatuses;
   const newest = sandboxes[0];
   if (!newest) return { changed: true, attempt: 0, sandboxId: '' };
-  // The highest attempt, so a recreated sandbox never reuses a name the runtime may still hold.
-  const maxAttempt = sandboxes.reduce((max, s) => Math.max(max, s.attempt), 0);
+  // The next attempt counts from the newest sandbox (statuses are newest first).
+  const next = newest.attempt + 1;
   const ready = sandboxes.filter((s) => s.state === 'ready').length;
-  if (ready > 1) return { changed: true, attempt: maxAttempt + 1, sandboxId: newest.id };
-  if (newest.state !== 'ready') return { changed: true, attempt: maxAttempt + 1, sandboxId: newest.id };
+  if (ready > 1) return { changed: true, attempt: next, sandboxId: newest.id };
+  if (newest.state !== 'ready') return { changed: true, attempt: next, sandboxId: newest.id };
   const hostNetwork = pod.spec?.hostNetwork === true;
-  if (newest.hostNetwork !== hostNetwork) return { changed: true, attempt: maxAttempt + 1, sandboxId: '' };
+  if (newest.hostNetwork !== hostNetwork) return { changed: true, attempt: next, sandboxId: '' };
   if (!hostNetwork && newest.ips.length === 0) {
-    return { changed: true, attempt: maxAttempt + 1, sandboxId: newest.id };
+    return { changed: true, attempt: next, sandboxId: newest.id };
   }
   return { changed: false, attempt: newest.attempt, sandboxId: newest.id };
 }
