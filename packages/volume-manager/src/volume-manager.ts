@@ -195,6 +195,8 @@ export class BasicVolumeManager implements VolumeManager {
   #timers: Timer[] = [];
   #abort = new AbortController();
   #reconstructed = false;
+  /** Set after a populator pass that began with every source seen (upstream HasAddedPods). */
+  #populatorHasAddedPods = false;
   #reconstructing: Promise<void> | undefined;
 
   constructor(options: VolumeManagerOptions) {
@@ -373,6 +375,7 @@ export class BasicVolumeManager implements VolumeManager {
 
   /** The desired state populator (upstream `desiredStateOfWorldPopulator.populatorLoop`). */
   #populate(): void {
+    const sourcesReady = this.#sourcesReady();
     let pods: readonly Pod[];
     try {
       pods = this.#getPods();
@@ -390,6 +393,7 @@ export class BasicVolumeManager implements VolumeManager {
       if (!this.#podState.shouldPodRuntimeBeRemoved(uid)) continue;
       this.#dsw.deletePod(uid);
     }
+    if (sourcesReady) this.#populatorHasAddedPods = true;
   }
 
   /** Runs one reconcile pass without awaiting it: operations run in the background. */
@@ -410,8 +414,14 @@ export class BasicVolumeManager implements VolumeManager {
   #reconcile(): void {
     for (const av of this.#asw.all()) {
       if (this.#dsw.getVolume(av.podUid, av.volumeName)) continue;
-      // Volumes found on disk wait until every source had its say.
-      if (av.reconstructed && !this.#sourcesReady()) continue;
+      // Volumes found on disk wait until every pod of every source is in the desired state, and
+      // until nothing could still run in the pod: a running container keeps its mounts.
+      if (
+        av.reconstructed &&
+        !(this.#populatorHasAddedPods && this.#podState.shouldPodRuntimeBeRemoved(av.podUid))
+      ) {
+        continue;
+      }
       this.#startOperation(av.podUid, av.volumeName, () => this.#unmount(av));
     }
     for (const vtm of this.#dsw.volumesToMount()) {

@@ -60,7 +60,7 @@ describe('validatePath (TestValidatePath)', () => {
     ['valid 2', 'keepyourheaddownandfollowtherules.txt', true],
     ['dotfile', '.dotfile', true],
     ['dot dir', '.foo/bar', true],
-    ['max path length', 'a/'.repeat(2048) + 'b', false],
+    ['max path length', `${'a/'.repeat(2048)}b`, false],
     ['max file length', 'a'.repeat(256), false],
     ['file of 255', 'a'.repeat(255), true],
     ['absolute failure', '/dev/null', false],

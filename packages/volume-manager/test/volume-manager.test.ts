@@ -359,6 +359,38 @@ describe('BasicVolumeManager: restart', () => {
     expect(mounter.mounts).toEqual([]);
   });
 
+  it('keeps volumes found on disk while the pod state says containers may still use them', async () => {
+    pods = [appPod('adopted')];
+    const first = newManager();
+    first.start();
+    await settle(first.waitForAttachAndMount(pods[0]!));
+    await settle(first.stop());
+    const configDir = volDir('adopted', 'kubernetes.io~configmap', 'config');
+    const inode = (await fs.stat(configDir)).ino;
+
+    // The sources are ready but the pod has not reached the pod list yet (it is on its way
+    // through the sync loop); the pod workers do not know it and have not synced yet.
+    pods = [];
+    let podsSynced = false;
+    const second = newManager({
+      sourcesReady: () => true,
+      podStateProvider: {
+        shouldPodContainersBeTerminating: () => false,
+        shouldPodRuntimeBeRemoved: () => podsSynced,
+      },
+    });
+    second.start();
+    await until(clock, () => second.reconcilerStatesHasBeenSynced());
+    await clock.tick(3000);
+    pods = [appPod('adopted')];
+    await settle(second.waitForAttachAndMount(pods[0]!));
+    podsSynced = true;
+    await clock.tick(3000);
+    // The very same directory: a running container's bind mount still shows the content.
+    expect((await fs.stat(configDir)).ino).toBe(inode);
+    expect(second.getMountedVolumesForPod('adopted').size).toBe(5);
+  });
+
   it('with real tmpfs: a restarted manager finds the mount in mountinfo and does not mount again', async (ctx) => {
     const real = new SystemMounter();
     pods = [
