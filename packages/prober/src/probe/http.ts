@@ -145,7 +145,9 @@ function get(url: URL, headers: OutgoingHttpHeaders, exchange: Exchange): Promis
         ? https.request(url, { method: 'GET', headers, agent: exchange.agents.https }, resolve)
         : http.request(url, { method: 'GET', headers, agent: exchange.agents.http }, resolve);
     exchange.current = req;
-    req.once('error', reject);
+    // Kept for the request's life: an error after the response (a reset while the body is read)
+    // must not go unhandled; rejecting a settled promise is a no-op.
+    req.on('error', reject);
     req.end();
   });
 }
