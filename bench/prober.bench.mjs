@@ -11,12 +11,16 @@ const periodMs = 1000;
 const warmupMs = 3000;
 const windowMs = Number(process.env.PROBER_BENCH_WINDOW_MS ?? 20_000);
 
-// The server: a child process answering 200 to every GET.
+// The server: a child process answering every request with a fixed 200, kept as cheap as possible
+// (raw sockets, a deep accept backlog) so that it does not starve the prober on a small machine.
 const serverSource = `
-const http = require('node:http');
-const server = http.createServer((req, res) => { res.writeHead(200); res.end('ok'); });
-server.keepAliveTimeout = 0;
-server.listen(0, '127.0.0.1', () => process.send(server.address().port));
+const net = require('node:net');
+const response = Buffer.from('HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nConnection: close\\r\\n\\r\\nok');
+const server = net.createServer((socket) => {
+  socket.on('error', () => {});
+  socket.once('data', () => socket.end(response));
+});
+server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () => process.send(server.address().port));
 `;
 const child = fork('-e', [serverSource], {
   execArgv: ['-e', serverSource],
