@@ -265,6 +265,61 @@ describe('pod volumes through the agent on containerd', () => {
     expect(podNamed(pods, podName('dapi'))?.metadata?.uid).toBe(dapiUid);
   });
 
+  it('after an agent SIGKILL and restart, volumes are neither lost nor mounted twice', async () => {
+    const root = path.join(dir, 'root');
+    const ourMounts = () =>
+      fs
+        .readFileSync('/proc/self/mountinfo', 'utf8')
+        .split('\n')
+        .map((l) => l.split(' ')[4])
+        .filter((m): m is string => m?.startsWith(root) === true)
+        .sort();
+    const before = ourMounts();
+    // The host side of each volume: the very same directories must survive the restart, since a
+    // running container's bind mount keeps pointing at them.
+    const uidOf = async (name: string) => podNamed(await agent!.pods(), podName(name))?.metadata?.uid ?? '';
+    const hostDirs = {
+      config: path.join(root, 'pods', await uidOf('cm'), 'volumes/kubernetes.io~configmap/config'),
+      cache: path.join(root, 'pods', await uidOf('mem'), 'volumes/kubernetes.io~empty-dir/cache'),
+      data: path.join(root, 'pods', await uidOf('shared'), 'volumes/kubernetes.io~empty-dir/data'),
+    };
+    const inodes = Object.fromEntries(Object.entries(hostDirs).map(([k, d]) => [k, fs.statSync(d).ino]));
+    // The Memory emptyDir and the secret: one tmpfs each.
+    expect(before.filter((m) => m.includes('kubernetes.io~empty-dir/cache'))).toHaveLength(1);
+    expect(before.filter((m) => m.includes('kubernetes.io~secret/creds'))).toHaveLength(1);
+    await exec('mem', 'main', 'echo kept > /cache/marker');
+    await agent!.kill();
+    agent = await startAgent({
+      nodeName,
+      manifestDir: manifests,
+      rootDir: root,
+      args: ['--object-dir', objects, '--allow-static-pod-api-references', '--sync-frequency', '3s'],
+    });
+    await waitFor(
+      'the volume pods Running again',
+      async () => {
+        const pods = await agent!.pods();
+        return ['mem', 'sec', 'cm'].every((n) => podNamed(pods, podName(n))?.status?.phase === 'Running')
+          ? true
+          : undefined;
+      },
+      120_000,
+    );
+    // Let several sync and reconcile rounds pass.
+    await new Promise((r) => setTimeout(r, 5000));
+    expect(ourMounts()).toEqual(before);
+    expect(Object.fromEntries(Object.entries(hostDirs).map(([k, d]) => [k, fs.statSync(d).ino]))).toEqual(
+      inodes,
+    );
+    expect(fs.readFileSync(path.join(hostDirs.cache, 'marker'), 'utf8')).toBe('kept\n');
+    expect(fs.readFileSync(path.join(hostDirs.data, 'msg'), 'utf8')).toBe('hello-from-writer\n');
+    expect(await exec('mem', 'main', 'cat /cache/marker')).toBe('kept\n');
+    expect(await exec('sec', 'main', 'cat /etc/creds/password')).toBe('hunter2');
+    // Updates still flow after the restart.
+    writeConfigMap('version=3');
+    await execUntil('cm', 'main', 'cat /etc/app/conf/app.conf', (o) => o === 'version=3', 90_000);
+  });
+
   it('creates a hostPath FileOrCreate file the container writes to', async () => {
     const file = path.join(hostDir, 'created.log');
     await waitFor('the container line on the host', async () =>
