@@ -13,7 +13,7 @@ import type {
   Volume,
 } from '@kubelet-kit/core';
 import { isValidQuantity, parseQuantity } from '@kubelet-kit/core';
-import { Pod as PodModel } from 'kubernetes-models/v1';
+import { Pod as PodModel } from 'kubernetes-models/v1/Pod';
 import { volumeSourcesOf } from './defaults.js';
 import { type FieldError, type PodOrigin, PodValidationError } from './errors.js';
 
