@@ -301,6 +301,27 @@ export function computePodActions(
     kill(actions, status, container, message, reason);
   });
 
+  // A running container the spec no longer names (possible for pods whose spec is edited in
+  // place outside the API server's validation) is stopped. Upstream never sees this case.
+  const named = new Set([
+    ...containers.map((c) => c.name),
+    ...(spec?.initContainers ?? []).map((c) => c.name),
+    ...(spec?.ephemeralContainers ?? []).map((c) => c.name),
+  ]);
+  const seen = new Set<string>();
+  for (const status of podStatus.containerStatuses) {
+    if (named.has(status.name) || seen.has(status.name)) continue;
+    seen.add(status.name);
+    if (status.state !== 'running' && status.state !== 'unknown') continue;
+    kill(
+      actions,
+      status,
+      { name: status.name, image: status.image },
+      `Container ${status.name} is not in the pod spec`,
+      '',
+    );
+  }
+
   if (keepCount === 0 && actions.containersToStart.length === 0) {
     actions.killPod = true;
     // Sidecars must not keep a finished pod alive.

@@ -432,27 +432,34 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       this.#rs.listContainers({ filter: { labelSelector: selector } }, { signal }),
     ]);
     const sandboxItems = [...sandboxList.items].sort((a, b) => b.createdAt - a.createdAt);
-    const sandboxStatuses: RuntimeSandboxStatus[] = [];
-    for (const item of sandboxItems) {
-      try {
-        const res = await this.#rs.podSandboxStatus({ podSandboxId: item.id }, { signal });
-        if (res.status) sandboxStatuses.push(this.#toSandboxStatus(res.status));
-      } catch (err) {
-        if (!CriError.is(err, 'NotFound')) throw err;
-      }
-    }
+    // Status calls in parallel; an object removed since the list is skipped.
+    const notFoundAsUndefined = (err: unknown) => {
+      if (CriError.is(err, 'NotFound')) return undefined;
+      throw err;
+    };
+    const sandboxStatuses = (
+      await Promise.all(
+        sandboxItems.map((item) =>
+          this.#rs
+            .podSandboxStatus({ podSandboxId: item.id }, { signal })
+            .then((res) => (res.status ? this.#toSandboxStatus(res.status) : undefined), notFoundAsUndefined),
+        ),
+      )
+    ).filter((s): s is RuntimeSandboxStatus => s !== undefined);
     const newest = sandboxStatuses[0];
     const ips = newest && newest.state === 'ready' ? newest.ips : [];
-    const containerStatuses: RuntimeContainerStatus[] = [];
-    for (const c of containerList.containers) {
-      try {
-        const res = await this.#rs.containerStatus({ containerId: c.id }, { signal });
-        if (res.status) containerStatuses.push(await this.#toContainerStatus(res.status, runtimeName));
-      } catch (err) {
-        // Removed between the list and the status call.
-        if (!CriError.is(err, 'NotFound')) throw err;
-      }
-    }
+    const containerStatuses = (
+      await Promise.all(
+        containerList.containers.map((c) =>
+          this.#rs
+            .containerStatus({ containerId: c.id }, { signal })
+            .then(
+              (res) => (res.status ? this.#toContainerStatus(res.status, runtimeName) : undefined),
+              notFoundAsUndefined,
+            ),
+        ),
+      )
+    ).filter((s): s is RuntimeContainerStatus => s !== undefined);
     containerStatuses.sort((a, b) => b.createdAt - a.createdAt);
     return {
       id: o.uid,
@@ -917,15 +924,13 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     let pod = o.pod;
     let container: Container;
     let type: ContainerType = 'container';
-    if (pod) {
-      const spec = getContainerSpec(pod, o.containerName);
-      if (!spec) {
-        throw new Error(
-          `failed to get containerSpec "${o.containerName}" (id="${formatContainerID(o.containerId)}") in pod "${podDesc(pod)}" when killing container for reason "${o.message ?? ''}"`,
-        );
-      }
+    const spec = pod ? getContainerSpec(pod, o.containerName) : undefined;
+    if (pod && spec) {
       container = spec.container;
       type = spec.type;
+    } else if (pod) {
+      // Not in the spec (any more): its hooks come from its own annotations, the grace from the pod.
+      ({ container } = await this.#restoreSpecsFromContainerLabels(o.containerId, o.signal));
     } else {
       ({ pod, container } = await this.#restoreSpecsFromContainerLabels(o.containerId, o.signal));
     }
@@ -963,8 +968,10 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     const controller = new AbortController();
     const onAbort = () => controller.abort(signal?.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
-    const hook = this.#hooks
-      .run({ containerId, pod, container, podIP: '', signal: controller.signal }, handler)
+    const hook = this.#podIPForHook(pod, handler, controller.signal)
+      .then((podIP) =>
+        this.#hooks.run({ containerId, pod, container, podIP, signal: controller.signal }, handler),
+      )
       .catch((err: unknown) => {
         if (controller.signal.aborted) return;
         this.#recorder.event(ref, 'Warning', 'FailedPreStopHook', 'PreStopHook failed');
@@ -979,6 +986,23 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       signal?.removeEventListener('abort', onAbort);
     }
     return Math.trunc((this.#clock.now() - start) / 1000);
+  }
+
+  /** The pod's IP for an httpGet hook without a host (upstream reads the pod status for it). */
+  async #podIPForHook(
+    pod: Pod,
+    handler: NonNullable<Container['lifecycle']>['preStop'],
+    signal: AbortSignal,
+  ): Promise<string> {
+    if (!handler?.httpGet || handler.httpGet.host) return '';
+    const m = pod.metadata ?? {};
+    const status = await this.getPodStatus({
+      uid: m.uid ?? '',
+      name: m.name ?? '',
+      namespace: m.namespace ?? '',
+      signal,
+    });
+    return status.ips[0] ?? '';
   }
 
   async #killContainersWithSyncResult(

@@ -220,3 +220,56 @@ describe('hashContainer bytes', () => {
     expect(hashContainer({ name, image })).toBe(reference(name, image));
   });
 });
+
+describe('computePodActions and containers outside the spec', () => {
+  it('kills a running container the spec does not name, keeping the others', async () => {
+    const { computePodActions } = await import('../src/index.js');
+    const pod: Pod = {
+      metadata: { name: 'p', namespace: 'n', uid: 'u' },
+      spec: { containers: [{ name: 'a', image: 'i' }] },
+    };
+    const mk = (name: string, state: 'running' | 'exited', image = 'i') => ({
+      id: { type: 'containerd', id: name },
+      name,
+      state,
+      createdAt: 1,
+      startedAt: 1,
+      finishedAt: 0,
+      exitCode: 0,
+      image,
+      imageId: '',
+      hash: hashContainer({ name, image }),
+      restartCount: 0,
+      reason: '',
+      message: '',
+    });
+    const status = {
+      id: 'u',
+      name: 'p',
+      namespace: 'n',
+      ips: ['10.0.0.1'],
+      timestamp: 0,
+      sandboxStatuses: [
+        {
+          id: 's',
+          name: 'p',
+          namespace: 'n',
+          uid: 'u',
+          attempt: 0,
+          state: 'ready' as const,
+          createdAt: 1,
+          ips: ['10.0.0.1'],
+          hostNetwork: false,
+          labels: {},
+          annotations: {},
+        },
+      ],
+      containerStatuses: [mk('a', 'running'), mk('old', 'running'), mk('dead', 'exited')],
+    };
+    const actions = computePodActions(pod, status);
+    expect(actions.killPod).toBe(false);
+    expect([...actions.containersToKill.values()].map((k) => [k.name, k.message])).toEqual([
+      ['old', 'Container old is not in the pod spec'],
+    ]);
+  });
+});

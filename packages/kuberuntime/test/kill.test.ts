@@ -246,3 +246,107 @@ describe('killPod', () => {
     expect(order).toEqual(['m', 's2', 's1']);
   });
 });
+
+describe('containers and hooks beyond the table', () => {
+  it('stops a running container that the spec no longer names, with its own preStop', async () => {
+    const pod = makePod({
+      containers: [
+        { name: 'keep', image: 'busybox:v2' },
+        { name: 'gone', image: 'busybox:v2', lifecycle: { preStop: { exec: { command: ['bye'] } } } },
+      ],
+    });
+    await h.sync(pod);
+    const edited = { ...pod, spec: { ...pod.spec!, containers: [pod.spec!.containers[0]!] } };
+    const r = await drive(
+      h.manager.syncPod({
+        pod: edited,
+        podStatus: await h.status(edited),
+        pullSecrets: [],
+        backOff: h.backOff,
+      }),
+    );
+    expect(r.syncResults.map((x) => [x.action, x.target, x.error])).toEqual([
+      ['KillContainer', 'gone', undefined],
+    ]);
+    expect(h.recorder.events.find((e) => e.reason === 'Killing')!.message).toBe(
+      'Container gone is not in the pod spec',
+    );
+    expect(h.server.calls<{ cmd: string[] }>('ExecSync').map((c) => c.request.cmd)).toEqual([['bye']]);
+    const status = await h.status(edited);
+    expect(status.containerStatuses.map((c) => [c.name, c.state]).sort()).toEqual([
+      ['gone', 'exited'],
+      ['keep', 'running'],
+    ]);
+  });
+
+  it('runs httpGet postStart and preStop hooks with the path, port name and headers', async () => {
+    const http = await import('node:http');
+    const seen: { url: string; header: string | undefined }[] = [];
+    const server = http.createServer((req, res) => {
+      seen.push({ url: req.url ?? '', header: req.headers['x-hook'] as string | undefined });
+      res.statusCode = 500; // any answer counts as success, as upstream
+      res.end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    try {
+      const pod = makePod({
+        terminationGracePeriodSeconds: 5,
+        containers: [
+          {
+            name: 'web',
+            image: 'busybox:v2',
+            ports: [{ name: 'admin', containerPort: port }],
+            lifecycle: {
+              postStart: {
+                httpGet: {
+                  host: '127.0.0.1',
+                  port: 'admin',
+                  path: 'started',
+                  httpHeaders: [{ name: 'X-Hook', value: 'post' }],
+                },
+              },
+              preStop: {
+                httpGet: {
+                  host: '127.0.0.1',
+                  port,
+                  path: '/stopping',
+                  httpHeaders: [{ name: 'X-Hook', value: 'pre' }],
+                },
+              },
+            },
+          },
+        ],
+      });
+      const r = await drive(
+        h.manager.syncPod({ pod, podStatus: await h.status(pod), pullSecrets: [], backOff: h.backOff }),
+      );
+      expect(r.syncResults.find((x) => x.action === 'StartContainer')!.error).toBeUndefined();
+      await drive(h.manager.killPod({ pod, runningPod: convertPodStatusToRunningPod(await h.status(pod)) }));
+      expect(seen).toEqual([
+        { url: '/started', header: 'post' },
+        { url: '/stopping', header: 'pre' },
+      ]);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('a postStart httpGet that cannot connect fails the start', async () => {
+    const pod = makePod({
+      containers: [
+        {
+          name: 'web',
+          image: 'busybox:v2',
+          lifecycle: { postStart: { httpGet: { host: '127.0.0.1', port: 1, path: '/' } } },
+        },
+      ],
+    });
+    const r = await drive(
+      h.manager.syncPod({ pod, podStatus: await h.status(pod), pullSecrets: [], backOff: h.backOff }),
+    );
+    const start = r.syncResults.find((x) => x.action === 'StartContainer')!;
+    expect(start.error).toBe('PostStartHookError');
+    expect(start.message).toContain('HTTP lifecycle hook (/) for Container "web"');
+  });
+});
