@@ -155,7 +155,7 @@ try {
   await retrying(async () => viaRaw(await rawConfigs(pod())));
   await cleanup();
 
-  const ROUNDS = 7;
+  const ROUNDS = 15;
   const mTimes = [];
   const rTimes = [];
   for (let i = 0; i < ROUNDS; i++) {
