@@ -10,7 +10,9 @@ import { createAgent, formatPodTable } from '@kubelet-kit/node';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const endpoint = process.env.KUBELET_KIT_CRI_ENDPOINT;
 if (!endpoint) {
-  console.error('KUBELET_KIT_CRI_ENDPOINT is not set: source scripts/containerd/env.sh && bash scripts/containerd/up.sh');
+  console.error(
+    'KUBELET_KIT_CRI_ENDPOINT is not set: source scripts/containerd/env.sh && bash scripts/containerd/up.sh',
+  );
   process.exit(2);
 }
 
@@ -27,7 +29,9 @@ console.log(`serving /pods on http://${agent.address?.address}:${agent.address?.
 let last = '';
 const timer = setInterval(() => {
   const table = formatPodTable(agent.kubelet.podsWithStatus(), Date.now());
-  if (table !== last) console.log(`\n${(last = table)}`);
+  if (table === last) return;
+  last = table;
+  console.log(`\n${table}`);
 }, 1000);
 
 process.on('SIGINT', async () => {

@@ -11,7 +11,12 @@ import { type Agent, createAgent } from '../src/index.js';
 // time steps with event-loop turns until a condition holds (bounded; never a timed sleep).
 const image = 'localhost/kubelet-kit/busybox:1.0';
 
-async function pump<T>(clock: FakeClock, check: () => T | undefined, stepMs = 100, maxSteps = 3000): Promise<T> {
+async function pump<T>(
+  clock: FakeClock,
+  check: () => T | undefined,
+  stepMs = 100,
+  maxSteps = 3000,
+): Promise<T> {
   for (let i = 0; i < maxSteps; i++) {
     const value = check();
     if (value !== undefined && value !== false) return value;
@@ -21,7 +26,11 @@ async function pump<T>(clock: FakeClock, check: () => T | undefined, stepMs = 10
   throw new Error('condition not reached');
 }
 
-function manifest(name: string, extra: Record<string, unknown> = {}, container: Record<string, unknown> = {}) {
+function manifest(
+  name: string,
+  extra: Record<string, unknown> = {},
+  container: Record<string, unknown> = {},
+) {
   return JSON.stringify({
     apiVersion: 'v1',
     kind: 'Pod',
@@ -81,7 +90,9 @@ describe('agent on the in-memory CRI', () => {
     await start();
     const a = await pump(clock, () => {
       const p = podNamed('a-node-a');
-      return p?.status?.phase === 'Running' && podNamed('b-node-a')?.status?.phase === 'Running' ? p : undefined;
+      return p?.status?.phase === 'Running' && podNamed('b-node-a')?.status?.phase === 'Running'
+        ? p
+        : undefined;
     });
     expect(server.calls('RunPodSandbox')).toHaveLength(2);
     expect(server.calls('StartContainer')).toHaveLength(2);
@@ -107,7 +118,9 @@ describe('agent on the in-memory CRI', () => {
       return p?.status?.phase === 'Failed' ? p : undefined;
     });
     expect(b.status?.reason).toBe('OutOfpods');
-    expect(b.status?.message).toBe("Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: 1, capacity: 1");
+    expect(b.status?.message).toBe(
+      "Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: 1, capacity: 1",
+    );
     expect(server.calls('RunPodSandbox')).toHaveLength(1);
   });
 
