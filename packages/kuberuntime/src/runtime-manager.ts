@@ -667,6 +667,8 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
 
     const start = async (spec: StartSpec): Promise<boolean> => {
       const name = spec.container.name;
+      // A cancelled sync starts nothing more.
+      if (signal?.aborted) return false;
       const backoff = this.#doBackOff(pod, spec, podStatus, o.backOff);
       if (backoff) {
         results.push({ action: 'StartContainer', target: name, error: 'CrashLoopBackOff', message: backoff });

@@ -269,6 +269,77 @@ describe('syncPod', () => {
   });
 });
 
+describe('syncPod failures', () => {
+  it('a failed step keeps the other steps and their results', async () => {
+    const pod = makePod({
+      containers: [
+        { name: 'missing', image: 'localhost/absent:1', imagePullPolicy: 'Never' },
+        { name: 'ok', image: 'busybox:v2' },
+      ],
+    });
+    const r = await h.sync(pod);
+    expect(
+      r.syncResults.filter((x) => x.action === 'StartContainer').map((x) => [x.target, x.error]),
+    ).toEqual([
+      ['missing', 'ErrImageNeverPull'],
+      ['ok', undefined],
+    ]);
+    expect(r.syncError).toBeUndefined();
+    const status = await h.status(pod);
+    expect(status.containerStatuses.map((c) => [c.name, c.state])).toEqual([['ok', 'running']]);
+  });
+
+  it('a failed sandbox creation is reported with an event and starts nothing', async () => {
+    const pod = makePod({ containers: [{ name: 'c', image: 'busybox:v2' }] });
+    h.server.failNext('RunPodSandbox', 1, 'Unavailable', 'CNI is down');
+    const r = await h.sync(pod);
+    const create = r.syncResults.find((x) => x.action === 'CreatePodSandbox')!;
+    expect(create.error).toBe('CreatePodSandboxError');
+    expect(create.message).toContain('CNI is down');
+    expect(r.syncResults.some((x) => x.action === 'StartContainer')).toBe(false);
+    expect(h.recorder.events.find((e) => e.reason === 'FailedCreatePodSandBox')!.type).toBe('Warning');
+    // The next sync tries again.
+    const again = await h.sync(pod);
+    expect(again.syncResults.filter((x) => x.error)).toEqual([]);
+  });
+
+  it('a failed kill of an unwanted container aborts the sync', async () => {
+    const pod = makePod({
+      containers: [
+        { name: 'c', image: 'busybox:v2' },
+        { name: 'd', image: 'busybox:v2' },
+      ],
+    });
+    await h.sync(pod);
+    const changed = {
+      ...pod,
+      spec: {
+        ...pod.spec!,
+        containers: [
+          { name: 'c', image: 'foo-image' },
+          { name: 'd', image: 'foo-image' },
+        ],
+      },
+    };
+    h.server.failNext('StopContainer', 1, 'Internal', 'stuck');
+    const r = await h.sync(changed);
+    expect(r.syncResults.map((x) => [x.action, x.target, x.error])).toEqual([
+      ['KillContainer', 'c', 'KillContainerError'],
+    ]);
+  });
+
+  it('an error of a regular init container ends the sync', async () => {
+    const pod = makePod({
+      initContainers: [{ name: 'i', image: 'localhost/absent:1', imagePullPolicy: 'Never' }],
+      containers: [{ name: 'm', image: 'busybox:v2' }],
+    });
+    const r = await h.sync(pod);
+    expect(
+      r.syncResults.filter((x) => x.action === 'StartContainer').map((x) => [x.target, x.error]),
+    ).toEqual([['i', 'ErrImageNeverPull']]);
+  });
+});
+
 describe('computePodActions over the in-memory CRI', () => {
   it('sees a container killed by its liveness probe', async () => {
     const pod = makePod({ containers: [{ name: 'c', image: 'busybox' }] });
