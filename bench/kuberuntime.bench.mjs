@@ -80,7 +80,7 @@ async function rawConfigs(p) {
     containerType: 'container',
     restartCount: 0,
     imageRef: image.image.id,
-    imageUser: { username: image.image.username },
+    imageUser: { username: image.image.username, ...(image.image.uid ? { uid: image.image.uid.value } : {}) },
     env: { nodeName: 'bench', podIP: '', podIPs: [], hostIPs: [] },
     volumes: new Map(),
     podDir: path.join(work, 'root', 'pods', p.metadata.uid),

@@ -151,6 +151,19 @@ export function convertToRuntimeSecurityContext(
   };
 }
 
+/** Without runAsUser, the image's own user is passed explicitly, as upstream does. */
+function withImageUser(
+  sc: PartialMessage<LinuxContainerSecurityContext>,
+  image: ImageUser,
+): PartialMessage<LinuxContainerSecurityContext> {
+  if (sc.runAsUser) return sc;
+  return {
+    ...sc,
+    ...(image.uid !== undefined ? { runAsUser: { value: image.uid } } : {}),
+    runAsUsername: image.username,
+  };
+}
+
 function propagationOf(mode: string | undefined): MountPropagation {
   if (mode === 'HostToContainer') return MountPropagation.PROPAGATION_HOST_TO_CONTAINER;
   if (mode === 'Bidirectional') return MountPropagation.PROPAGATION_BIDIRECTIONAL;
@@ -277,7 +290,7 @@ export async function generateContainerConfig(
         ...calculateLinuxResources(container, ctx.resources),
         oomScoreAdj: getContainerOOMScoreAdjust(pod, container, ctx.memoryCapacity),
       },
-      securityContext: convertToRuntimeSecurityContext(pod, sc),
+      securityContext: withImageUser(convertToRuntimeSecurityContext(pod, sc), ctx.imageUser),
     },
   };
   return terminationMessageFile ? { config, terminationMessageFile } : { config };

@@ -170,6 +170,8 @@ export interface EnsureImageOptions {
 /** The image ensured: its ID, and the runtime's user for it (for runAsNonRoot). */
 export interface EnsuredImage {
   readonly imageRef: string;
+  /** Bytes, as the runtime reports them (0 when unknown). */
+  readonly size: number;
   readonly uid?: number;
   readonly username: string;
 }
@@ -205,6 +207,7 @@ export class ImageManager {
     if (!res.image?.id) return undefined;
     return {
       imageRef: res.image.id,
+      size: res.image.size,
       username: res.image.username,
       ...(res.image.uid ? { uid: res.image.uid.value } : {}),
     };
@@ -267,7 +270,7 @@ export class ImageManager {
         ref,
         'Normal',
         'Pulled',
-        `Successfully pulled image "${requested}" in ${((now - started) / 1000).toFixed(3)}s (${((now - queued) / 1000).toFixed(3)}s including waiting)`,
+        `Successfully pulled image "${requested}" in ${((now - started) / 1000).toFixed(3)}s (${((now - queued) / 1000).toFixed(3)}s including waiting). Image size: ${pulled.size} bytes.`,
       );
       this.backOff.gc();
       return pulled;
@@ -297,7 +300,7 @@ export class ImageManager {
           { signal: o.signal },
         );
         const inspected = await this.#inspect(res.imageRef || image, o.signal).catch(() => undefined);
-        return inspected ?? { imageRef: res.imageRef, username: '' };
+        return inspected ?? { imageRef: res.imageRef, size: 0, username: '' };
       } catch (err) {
         lastErr = err;
         if (o.signal?.aborted) break;

@@ -245,6 +245,20 @@ describe('container config', () => {
     expect(config.logPath).toBe('c/2.log');
     expect(config.metadata).toEqual({ name: 'c', attempt: 2 });
     expect(config.tty).toBe(true);
+    // Without runAsUser the image's user is passed on; with it, runAsUser wins.
+    expect(config.linux?.securityContext).toMatchObject({ runAsUsername: '' });
+    const withUid = await generateContainerConfig(
+      pod,
+      { name: 'c' },
+      { ...base, imageUser: { uid: 1234, username: '' } },
+    );
+    expect(withUid.config.linux?.securityContext?.runAsUser).toEqual({ value: 1234 });
+    const own = await generateContainerConfig(
+      pod,
+      { name: 'c', securityContext: { runAsUser: 5 } },
+      { ...base, imageUser: { uid: 1234, username: '' } },
+    );
+    expect(own.config.linux?.securityContext?.runAsUser).toEqual({ value: 5 });
     expect(fs.statSync(terminationMessageFile!).mode & 0o777).toBe(0o666);
     expect(fs.existsSync(path.join(dir, 'logs', 'ns_p_u1', 'c'))).toBe(true);
     await expect(
