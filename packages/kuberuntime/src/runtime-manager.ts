@@ -662,8 +662,9 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       }
     }
 
-    // Step 5: the sandbox config that image pulls and containers are created with.
-    const sandboxConfig = this.generatePodSandboxConfig(pod, actions.attempt);
+    // Step 5: the sandbox config that image pulls and containers are created with (built on
+    // first use: most syncs start nothing).
+    let sandboxConfig: PartialMessage<PodSandboxConfig> | undefined;
 
     const start = async (spec: StartSpec): Promise<boolean> => {
       const name = spec.container.name;
@@ -675,6 +676,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
         return false;
       }
       try {
+        sandboxConfig ??= this.generatePodSandboxConfig(pod, actions.attempt);
         await this.#startContainer(
           podSandboxId,
           sandboxConfig,
