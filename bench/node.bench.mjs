@@ -1,0 +1,210 @@
+// The node agent end to end on containerd: 110 pods (one busybox `sleep` container each, pod
+// networking) from manifests written into the watched directory of a running `kubelet-kit run`
+// until all are Running in its /pods, against the raw CRI floor measured in the same run with
+// the same sandbox and container configs (RunPodSandbox + CreateContainer + StartContainer per
+// pod through the CRI client) at several concurrencies; then the agent's RSS and CPU with the
+// 110 pods running.
+//
+// Needs the private containerd (`source scripts/containerd/env.sh && bash scripts/containerd/up.sh`)
+// and `npm run build`. The agent kills every runtime pod that no source of its own wants, so this
+// refuses to run while the runtime holds pods of others (other tests, a demo) unless
+// NODE_BENCH_ALLOW_FOREIGN_PODS=1: give it a containerd of its own (see bench/README.md).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ImageServiceClient, RuntimeServiceClient } from '@kubelet-kit/cri';
+import { decodeStaticPods } from '@kubelet-kit/pod-config';
+import { startAgent } from './support/agent-process.mjs';
+import { buildFloorConfigs, removeSandboxes, runFloor } from './support/cri-floor.mjs';
+import { sleepPodManifest } from './support/pods.mjs';
+import { cpuSeconds, rssBytes } from './support/proc.mjs';
+
+const N = Number(process.env.NODE_BENCH_PODS ?? 110);
+const concurrencies = [4, 8, 16, 32].filter((c) => c < N);
+const cpuWindowMs = Number(process.env.NODE_BENCH_CPU_WINDOW_MS ?? 20_000);
+const settleMs = 5_000;
+const nodeName = 'kkbench';
+const nodeIP = '127.0.0.1';
+
+/** The agent's kubelet_runtime_operations_total, by operation. */
+async function runtimeOperations(baseUrl) {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const ops = {};
+  for (const m of text.matchAll(/^kubelet_runtime_operations_total\{operation_type="([^"]+)"\} (\d+)$/gm)) {
+    ops[m[1]] = Number(m[2]);
+  }
+  return ops;
+}
+
+const endpoint = process.env.KUBELET_KIT_CRI_ENDPOINT;
+if (!endpoint) {
+  console.error(
+    'node.bench: KUBELET_KIT_CRI_ENDPOINT is not set; start the private containerd first: ' +
+      'source scripts/containerd/env.sh && bash scripts/containerd/up.sh',
+  );
+  process.exit(1);
+}
+const log = (msg) => console.error(`node.bench: ${msg}`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const round = (x, digits = 3) => Number(x.toFixed(digits));
+
+const runtime = new RuntimeServiceClient({ endpoint, timeoutMs: 120_000 });
+const imageService = new ImageServiceClient({ endpoint });
+const ours = (s) => s.metadata?.name?.endsWith(`-${nodeName}`);
+
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'kk-node-bench-'));
+const manifestDir = path.join(work, 'manifests');
+const stagingDir = path.join(work, 'staging');
+fs.mkdirSync(manifestDir);
+fs.mkdirSync(stagingDir);
+
+let agent;
+try {
+  const foreign = (await runtime.listPodSandbox({})).items.filter((s) => !ours(s));
+  if (foreign.length && process.env.NODE_BENCH_ALLOW_FOREIGN_PODS !== '1') {
+    throw new Error(
+      `the runtime at ${endpoint} holds ${foreign.length} pod sandboxes of others, which the agent ` +
+        'would kill; use a containerd of its own (see bench/README.md) or set NODE_BENCH_ALLOW_FOREIGN_PODS=1',
+    );
+  }
+  const leftovers = await removeSandboxes(runtime, ours);
+  if (leftovers) log(`removed ${leftovers} leftover sandboxes of an earlier run`);
+
+  // The manifests, and the pods the agent's file source decodes from them (same names, UIDs).
+  const files = [];
+  const pods = [];
+  for (let i = 0; i < N; i++) {
+    const name = `bench-${String(i).padStart(3, '0')}.json`;
+    const text = JSON.stringify(sleepPodManifest(i));
+    fs.writeFileSync(path.join(stagingDir, name), text);
+    files.push(name);
+    pods.push(...decodeStaticPods(text, { nodeName, source: 'file', file: path.join(manifestDir, name) }));
+  }
+
+  // --- the floor ------------------------------------------------------------------------------
+  // Its own root directory: the agent reads restart counts from the log directories.
+  const floorRoot = path.join(work, 'floor-root');
+  const configs = await buildFloorConfigs({
+    pods,
+    imageService,
+    rootDir: floorRoot,
+    nodeName,
+    nodeIPs: [nodeIP],
+  });
+  // One warm-up pod so the first measured phase does not pay for cold caches.
+  await runFloor(runtime, configs.slice(0, 1), 1);
+  await removeSandboxes(runtime, ours);
+  const floor = new Map();
+  for (const c of [...concurrencies, N]) {
+    const seconds = await runFloor(runtime, configs, c);
+    floor.set(c, seconds);
+    log(`floor: ${N} pods with ${c} in flight: ${seconds.toFixed(2)} s`);
+    await removeSandboxes(runtime, ours);
+  }
+
+  // --- the agent ------------------------------------------------------------------------------
+  agent = await startAgent({
+    endpoint,
+    manifestDir,
+    rootDir: path.join(work, 'agent-root'),
+    nodeName,
+    args: ['--node-ip', nodeIP],
+  });
+  // Let the first listing, relist and housekeeping pass.
+  await sleep(3000);
+  const start = performance.now();
+  for (const name of files) fs.renameSync(path.join(stagingDir, name), path.join(manifestDir, name));
+  let running = 0;
+  const deadline = start + 10 * 60_000;
+  for (;;) {
+    const items = await agent.pods();
+    running = items.filter((p) => p.status?.phase === 'Running').length;
+    if (running === N) break;
+    if (performance.now() > deadline) throw new Error(`only ${running}/${N} pods Running after 10 minutes`);
+    // Each /pods answer costs the agent a copy of every status: poll gently.
+    await sleep(200);
+  }
+  const agentSeconds = (performance.now() - start) / 1000;
+  log(`agent: ${N} pods Running in /pods after ${agentSeconds.toFixed(2)} s`);
+
+  const rpcs = await runtimeOperations(agent.baseUrl);
+  log(`agent: CRI calls until all Running: ${JSON.stringify(rpcs)}`);
+
+  await sleep(settleMs);
+  const cpu0 = cpuSeconds(agent.pid);
+  const t0 = performance.now();
+  await sleep(cpuWindowMs);
+  const cpu1 = cpuSeconds(agent.pid);
+  const windowS = (performance.now() - t0) / 1000;
+  const rss = rssBytes(agent.pid);
+  const stillRunning = (await agent.pods()).filter((p) => p.status?.phase === 'Running').length;
+  log(
+    `agent: ${(rss / 2 ** 20).toFixed(1)} MiB RSS, ${((cpu1 - cpu0) / windowS).toFixed(3)} cores, ${stillRunning} Running`,
+  );
+  if (agent.problems.length) {
+    log(`agent logged ${agent.problems.length} warnings/errors, first: ${JSON.stringify(agent.problems[0])}`);
+  }
+  await agent.kill();
+  agent = undefined;
+  await removeSandboxes(runtime, ours);
+
+  // The floor again at its best concurrency and all in flight, after the agent: the mean of the
+  // two measurements of each is the floor, so that a drift of the machine's load hurts less.
+  const firstBest = Math.min(...floor.values());
+  const bestAt = [...floor].find(([, s]) => s === firstBest)?.[0];
+  const again = new Map();
+  for (const c of new Set([bestAt, N])) {
+    const seconds = await runFloor(runtime, configs, c);
+    again.set(c, seconds);
+    log(`floor again: ${N} pods with ${c} in flight: ${seconds.toFixed(2)} s`);
+    await removeSandboxes(runtime, ours);
+  }
+  const best = (floor.get(bestAt) + again.get(bestAt)) / 2;
+  const allInFlight = (floor.get(N) + again.get(N)) / 2;
+  const floorNote =
+    `floor ${[...floor].map(([c, s]) => `${c === N ? 'all' : c}:${s.toFixed(2)}s`).join(' ')}; ` +
+    `again ${[...again].map(([c, s]) => `${c === N ? 'all' : c}:${s.toFixed(2)}s`).join(' ')}`;
+  const measures = [
+    {
+      name: 'node.pods110.ratioBest',
+      value: round(agentSeconds / best),
+      unit: 'ratio',
+      target: 1.05,
+      note: `agent ${agentSeconds.toFixed(2)} s / floor ${best.toFixed(2)} s at ${bestAt} in flight (mean of 2); ${floorNote}`,
+    },
+    {
+      name: 'node.pods110.ratioAllInFlight',
+      value: round(agentSeconds / allInFlight),
+      unit: 'ratio',
+      target: 1,
+      note: `target < 1: below the floor with all ${N} in flight; floor ${allInFlight.toFixed(2)} s (mean of 2)`,
+    },
+    {
+      name: 'node.pods110.seconds',
+      value: round(agentSeconds, 2),
+      unit: 's',
+      note: `CRI calls until all Running: ${Object.entries(rpcs)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+    },
+    {
+      name: 'node.rss110.mib',
+      value: round(rss / 2 ** 20, 1),
+      unit: 'MiB',
+      note: `VmRSS with ${N} pods running`,
+    },
+    {
+      name: 'node.cpu110.cores',
+      value: round((cpu1 - cpu0) / windowS),
+      unit: 'cores',
+      note: `agent CPU over ${Math.round(windowS)} s with ${N} pods running`,
+    },
+  ];
+  console.log(JSON.stringify(measures));
+} finally {
+  if (agent) await agent.kill();
+  await removeSandboxes(runtime, ours).catch((err) => log(`clean-up failed: ${err.message}`));
+  runtime.close();
+  imageService.close();
+  fs.rmSync(work, { recursive: true, force: true });
+}

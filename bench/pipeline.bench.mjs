@@ -1,0 +1,163 @@
+// The whole pipeline without containerd: a programmatic source (StaticPodSource) → PodConfig →
+// pod workers → kuberuntime → CRI (the in-memory CRI server, in a process of its own), with the
+// PLEG and status manager, at increasing pod counts up to 100,000. Measures pods per second from
+// setting the manifests until every pod is Running (counted by kubelet_pod_start_duration_seconds)
+// and the heap + external memory per pod with all of them running. Each count runs in a fresh
+// process; the whole run is bounded (~5 minutes): a count that would not fit is skipped and said
+// so in the note.
+import { fork, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const levels = (process.env.PIPELINE_BENCH_LEVELS ?? '1000,3000,10000,30000,100000').split(',').map(Number);
+const budgetMs = Number(process.env.PIPELINE_BENCH_BUDGET_MS ?? 300_000);
+const log = (msg) => console.error(`pipeline.bench: ${msg}`);
+
+if (process.argv[2] === '--level') {
+  await runLevel(Number(process.argv[3]), Number(process.argv[4]));
+} else {
+  await orchestrate();
+}
+
+async function orchestrate() {
+  const started = performance.now();
+  const done = [];
+  const skipped = [];
+  for (const n of levels) {
+    const elapsed = performance.now() - started;
+    const left = budgetMs - elapsed;
+    // Project this count's time from the last one (superlinear growth taken from the last two).
+    const last = done.at(-1);
+    const prev = done.at(-2);
+    let projectedMs = 0;
+    if (last) {
+      const growth =
+        prev && last.seconds > prev.seconds
+          ? Math.log(last.seconds / prev.seconds) / Math.log(last.n / prev.n)
+          : 1;
+      projectedMs = last.totalMs * (n / last.n) ** Math.max(1, growth);
+    }
+    if (projectedMs > left) {
+      skipped.push(
+        `${n} (projected ${(projectedMs / 1000).toFixed(0)} s, ${(left / 1000).toFixed(0)} s left)`,
+      );
+      continue;
+    }
+    const t = performance.now();
+    const run = spawnSync(
+      process.execPath,
+      [
+        '--expose-gc',
+        '--max-old-space-size=8192',
+        import.meta.filename,
+        '--level',
+        String(n),
+        String(Math.max(left, 10_000)),
+      ],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 16 * 1024 * 1024 },
+    );
+    const totalMs = performance.now() - t;
+    let result;
+    try {
+      result = JSON.parse((run.stdout ?? '').trim().split('\n').at(-1) ?? '');
+    } catch {
+      throw new Error(`level ${n} failed (exit ${run.status}): ${run.stdout}`);
+    }
+    log(
+      `${n} pods: ${result.running} Running in ${result.seconds.toFixed(2)} s (${(result.running / result.seconds).toFixed(0)} pods/s), ` +
+        `${result.bytesPerPod.toFixed(0)} B/pod heap+external, ${(result.rssPerPod / 1024).toFixed(1)} KiB/pod RSS, ` +
+        `PLEG relists ${result.relists} (mean ${result.relistMeanMs.toFixed(0)} ms), ` +
+        `${result.problems} warnings/errors${result.firstProblem ? ` (first: ${result.firstProblem})` : ''}`,
+    );
+    done.push({ n, totalMs, ...result });
+    if (result.running < n) {
+      skipped.push(`${n} only reached ${result.running} Running before the time ran out`);
+      break;
+    }
+  }
+  const complete = done.filter((d) => d.running === d.n);
+  const top = complete.at(-1) ?? done.at(-1);
+  if (!top) throw new Error('no level ran');
+  const levelsNote = done
+    .map((d) => `${d.n}: ${(d.running / d.seconds).toFixed(0)}/s ${d.bytesPerPod.toFixed(0)} B`)
+    .join('; ');
+  const note = `at ${top.n} pods; ${levelsNote}${skipped.length ? `; stopped early: ${skipped.join('; ')}` : ''}`;
+  console.log(
+    JSON.stringify([
+      { name: 'pipeline.pods.perSec', value: Math.round(top.running / top.seconds), unit: 'pods/s', note },
+      {
+        name: 'pipeline.bytesPerPod',
+        value: Math.round(top.bytesPerPod),
+        unit: 'B',
+        note: `heap+external after GC with ${top.n} pods Running, over a baseline; RSS ${(top.rssPerPod / 1024).toFixed(1)} KiB/pod`,
+      },
+    ]),
+  );
+}
+
+function memory() {
+  globalThis.gc?.();
+  globalThis.gc?.();
+  const m = process.memoryUsage();
+  return { bytes: m.heapUsed + m.external, rss: m.rss };
+}
+
+async function runLevel(n, timeoutMs) {
+  const { StaticPodSource } = await import('@kubelet-kit/pod-config');
+  const { assembleKubelet, startedPods } = await import('./support/pipeline-kubelet.mjs');
+  const { sleepPodManifest } = await import('./support/pods.mjs');
+
+  const server = fork(path.join(import.meta.dirname, 'support/cri-server-child.mjs'), [], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const { endpoint } = await new Promise((resolve) => server.once('message', resolve));
+  const rootDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'kk-pipeline-bench-'));
+  let problems = 0;
+  let firstProblem;
+  const problem = (fields, msg) => {
+    problems++;
+    firstProblem ??= `${msg ?? ''} ${JSON.stringify(fields)}`.slice(0, 300);
+  };
+  const noop = () => {};
+  const logger = { debug: noop, info: noop, warn: problem, error: problem, child: () => logger };
+  const nodeName = 'pipeline';
+  const manifests = Array.from({ length: n }, (_, i) => sleepPodManifest(i));
+
+  const base = memory();
+  const source = new StaticPodSource({ nodeName, logger });
+  const agent = assembleKubelet({ endpoint, rootDirectory, nodeName, maxPods: n + 10, source, logger });
+  const start = performance.now();
+  for (const m of manifests) source.set(m);
+  await agent.kubelet.start();
+  const deadline = start + timeoutMs;
+  let running = 0;
+  while (performance.now() < deadline) {
+    running = await startedPods(agent.metrics);
+    if (running >= n) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const seconds = (performance.now() - start) / 1000;
+  manifests.length = 0;
+  const loaded = memory();
+  const relist = (await agent.metrics.plegRelistDuration.get()).values;
+  const sum = relist.find((v) => v.metricName.endsWith('_sum'))?.value ?? 0;
+  const count = relist.find((v) => v.metricName.endsWith('_count'))?.value ?? 0;
+  const result = {
+    n,
+    running,
+    seconds,
+    bytesPerPod: (loaded.bytes - base.bytes) / n,
+    rssPerPod: (loaded.rss - base.rss) / n,
+    relists: count,
+    relistMeanMs: count ? (sum / count) * 1000 : 0,
+    problems,
+    firstProblem,
+  };
+  await agent.stop().catch(() => {});
+  server.send('close');
+  await new Promise((r) => server.once('exit', r));
+  fs.rmSync(rootDirectory, { recursive: true, force: true });
+  console.log(JSON.stringify(result));
+  process.exit(0);
+}

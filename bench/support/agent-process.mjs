@@ -1,0 +1,89 @@
+// Runs `kubelet-kit run` (the built CLI) as a child process and reads its /pods, as the e2e
+// tests' agent-process.ts does.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const repoRoot = path.resolve(import.meta.dirname, '../..');
+export const cliPath = path.join(repoRoot, 'packages/node/dist/cli.js');
+
+/**
+ * Starts the agent on an (empty) manifest directory and resolves once its HTTP endpoints
+ * answer. Its stdout (JSON logs) is drained and only warnings and errors are kept.
+ */
+export async function startAgent({ endpoint, manifestDir, rootDir, nodeName, args = [] }) {
+  if (!fs.existsSync(cliPath)) throw new Error(`${cliPath} is missing: run \`npm run build\` first`);
+  const child = spawn(
+    process.execPath,
+    [
+      cliPath,
+      'run',
+      '--pod-manifest-path',
+      manifestDir,
+      '--container-runtime-endpoint',
+      endpoint,
+      '--root-dir',
+      rootDir,
+      '--hostname-override',
+      nodeName,
+      '--port',
+      '0',
+      '--no-table',
+      '--file-check-frequency',
+      '2s',
+      ...args,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const problems = [];
+  let stderr = '';
+  let buffered = '';
+  child.stderr.on('data', (d) => {
+    stderr += d.toString();
+  });
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const port = await new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`agent did not start in time; stderr: ${stderr}`)),
+      30_000,
+    );
+    exited.then(({ code }) => {
+      clearTimeout(timer);
+      reject(new Error(`agent exited with ${code}; stderr: ${stderr}`));
+    });
+    child.stdout.on('data', (d) => {
+      buffered += d.toString();
+      const lines = buffered.split('\n');
+      buffered = lines.pop() ?? '';
+      for (const line of lines) {
+        let entry;
+        try {
+          entry = JSON.parse(line);
+        } catch {
+          continue;
+        }
+        // pino levels: 40 warn, 50 error.
+        if (entry.level >= 40 && problems.length < 200) problems.push(entry);
+        if (entry.msg === 'serving /healthz, /pods, /metrics' && typeof entry.port === 'number') {
+          clearTimeout(timer);
+          resolve(entry.port);
+        }
+      }
+    });
+  });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  return {
+    child,
+    pid: child.pid,
+    baseUrl,
+    problems,
+    async pods() {
+      const res = await fetch(`${baseUrl}/pods`);
+      return (await res.json()).items ?? [];
+    },
+    async kill(signal = 'SIGKILL') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+  };
+}
