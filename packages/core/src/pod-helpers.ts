@@ -1,6 +1,6 @@
 import type { Pod } from './k8s.js';
 import {
-  ApiserverSource,
+  ApiserverSourceName,
   ConfigMirrorAnnotationKey,
   ConfigSourceAnnotationKey,
   SystemCriticalPriority,
@@ -29,7 +29,7 @@ export function getPodSource(pod: Pod): string | undefined {
 /** A static pod comes from a source other than the API server. */
 export function isStaticPod(pod: Pod): boolean {
   const source = getPodSource(pod);
-  return source !== undefined && source !== ApiserverSource;
+  return source !== undefined && source !== ApiserverSourceName;
 }
 
 /** A mirror pod is the API server's copy of a static pod. */

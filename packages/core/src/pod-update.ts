@@ -12,9 +12,9 @@ import type { Pod } from './k8s.js';
 export type PodOperation = 'SET' | 'ADD' | 'UPDATE' | 'DELETE' | 'REMOVE' | 'RECONCILE';
 
 /** Well-known source names. Any other string names a caller's own source. */
-export const FileSource = 'file';
-export const HttpSource = 'http';
-export const ApiserverSource = 'api';
+export const FileSourceName = 'file';
+export const HttpSourceName = 'http';
+export const ApiserverSourceName = 'api';
 /** The pseudo-source of a snapshot of all sources (`PodConfig.sync()`). */
 export const AllSource = '*';
 

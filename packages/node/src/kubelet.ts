@@ -180,7 +180,7 @@ export class Kubelet implements PodSyncer {
     });
   }
 
-  /** Starts every loop. Resolves once started; the loops run until {@link stop}. */
+  /** Starts every loop. Resolves once started; the loops run until `stop`. */
   async start(): Promise<void> {
     const o = this.#o;
     await fs.mkdir(path.join(o.rootDirectory, 'pods'), { recursive: true });

@@ -3,7 +3,7 @@
 // that sends a SET of every pod it holds after each change.
 
 import {
-  type ApiserverSource as ApiserverSourceName,
+  type ApiserverSourceName,
   Backoff,
   type Clock,
   type EventRecorder,

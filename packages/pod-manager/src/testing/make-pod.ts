@@ -1,9 +1,9 @@
 import {
-  ApiserverSource,
+  ApiserverSourceName,
   ConfigHashAnnotationKey,
   ConfigMirrorAnnotationKey,
   ConfigSourceAnnotationKey,
-  FileSource,
+  FileSourceName,
   type Pod,
 } from '@kubelet-kit/core';
 
@@ -34,10 +34,10 @@ export function makePod(options: MakePodOptions = {}): Pod {
   const uid = options.uid ?? (mirrorOf ? `${name}-mirror-uid` : `${name}-uid`);
   const annotations: Record<string, string> = {};
   if (options.static) {
-    annotations[ConfigSourceAnnotationKey] = options.source ?? FileSource;
+    annotations[ConfigSourceAnnotationKey] = options.source ?? FileSourceName;
     annotations[ConfigHashAnnotationKey] = uid;
   } else {
-    annotations[ConfigSourceAnnotationKey] = options.source ?? ApiserverSource;
+    annotations[ConfigSourceAnnotationKey] = options.source ?? ApiserverSourceName;
   }
   if (mirrorOf) {
     const hash = mirrorOf.metadata?.annotations?.[ConfigHashAnnotationKey] ?? mirrorOf.metadata?.uid ?? '';

@@ -1,4 +1,4 @@
-import { ConfigSourceAnnotationKey, FileSource, type Pod, type RuntimePod } from '@kubelet-kit/core';
+import { ConfigSourceAnnotationKey, FileSourceName, type Pod, type RuntimePod } from '@kubelet-kit/core';
 
 /** A pod with a UID, name and namespace, and a 30 s grace period like upstream's `newNamedPod`. */
 export function newNamedPod(uid: string, namespace: string, name: string, isStatic = false): Pod {
@@ -7,7 +7,7 @@ export function newNamedPod(uid: string, namespace: string, name: string, isStat
       uid,
       namespace,
       name,
-      ...(isStatic && { annotations: { [ConfigSourceAnnotationKey]: FileSource } }),
+      ...(isStatic && { annotations: { [ConfigSourceAnnotationKey]: FileSourceName } }),
     },
     spec: { containers: [{ name: 'c', image: 'busybox' }], terminationGracePeriodSeconds: 30 },
   };
