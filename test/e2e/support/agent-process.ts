@@ -7,7 +7,9 @@ import type { Pod } from '@kubelet-kit/core';
 import { RuntimeServiceClient } from '@kubelet-kit/cri';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-export const cliPath = path.join(repoRoot, 'packages/node/dist/cli.js');
+// The command as `npx kubelet-kit` finds it: the bin npm linked for the workspace package.
+export const cliPath = path.join(repoRoot, 'node_modules/.bin/kubelet-kit');
+const builtCli = path.join(repoRoot, 'packages/node/dist/cli.js');
 export const busybox = process.env.KUBELET_KIT_BUSYBOX_IMAGE ?? 'localhost/kubelet-kit/busybox:1.0';
 
 /** The CRI endpoint of the private containerd; fails loudly when the harness is not up. */
@@ -19,7 +21,8 @@ export function criEndpoint(): string {
         'source scripts/containerd/env.sh && bash scripts/containerd/up.sh',
     );
   }
-  if (!fs.existsSync(cliPath)) throw new Error(`${cliPath} is missing: run \`npm run build\` first`);
+  if (!fs.existsSync(builtCli)) throw new Error(`${builtCli} is missing: run \`npm run build\` first`);
+  if (!fs.existsSync(cliPath)) throw new Error(`${cliPath} is missing: run \`npm install\` first`);
   return endpoint;
 }
 
