@@ -16,4 +16,12 @@ source scripts/containerd/env.sh
 bash scripts/containerd/up.sh
 trap 'bash scripts/containerd/down.sh || true' EXIT
 
-npx vitest run
+mkdir -p .tmp
+status=0
+npx vitest run --reporter=default --reporter=json --outputFile.json=.tmp/vitest-results.json || status=$?
+# One plain closing line with the totals, whatever the reporter printed above.
+node -e '
+  const r = JSON.parse(require("fs").readFileSync(".tmp/vitest-results.json", "utf8"));
+  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`);
+' || true
+exit "$status"
