@@ -143,6 +143,15 @@ describe('kuberuntime against containerd', () => {
     expect(c('main-1').startedAt).toBeLessThanOrEqual(c('main-2').startedAt);
     expect(status.ips).toHaveLength(1);
 
+    // The managed /etc/hosts names the pod, and exec works through the same manager.
+    const hosts = await manager.runInContainer({
+      containerId: c('main-1').id.id,
+      cmd: ['cat', '/etc/hosts'],
+      timeoutMs: 10_000,
+    });
+    expect(hosts.exitCode).toBe(0);
+    expect(Buffer.from(hosts.stdout).toString()).toContain(`${status.ips[0]}\t${pod.metadata!.name}\n`);
+
     // A second manager, created now, reports the same status from the CRI alone.
     const other = newManager();
     try {

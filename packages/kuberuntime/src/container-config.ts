@@ -12,6 +12,7 @@ import {
   SecurityProfile_ProfileType,
 } from '@kubelet-kit/cri';
 import { type EnvContext, makeEnvironmentVariables } from './env.js';
+import { type HostsMountOptions, makeHostsMount } from './etc-hosts.js';
 import { expand, mappingFuncFor } from './expansion.js';
 import { type ContainerType, newContainerAnnotations, newContainerLabels } from './labels.js';
 import { getContainerOOMScoreAdjust } from './qos.js';
@@ -216,6 +217,8 @@ export interface ContainerConfigContext {
   readonly memoryCapacity: number;
   readonly resources?: LinuxResourceOptions;
   readonly extraAnnotations?: Readonly<Record<string, string>>;
+  /** Mount a kubelet-managed /etc/hosts (pod IPs from `env`); omitted: none. */
+  readonly etcHosts?: Omit<HostsMountOptions, 'podIPs'>;
 }
 
 /** The config and the host file that receives the termination message. */
@@ -236,6 +239,11 @@ export async function generateContainerConfig(
   const env = await makeEnvironmentVariables(pod, container, ctx.env);
   const mapping = mappingFuncFor(env);
   const mounts = makeMounts(container, ctx.volumes, env);
+  if (ctx.etcHosts) {
+    const own = mounts.some((m) => m.containerPath === '/etc/hosts');
+    const hosts = await makeHostsMount(pod, own, { ...ctx.etcHosts, podIPs: ctx.env.podIPs });
+    if (hosts) mounts.push(hosts);
+  }
 
   const logDir = buildContainerLogsDirectory(
     ctx.podLogsRootDirectory,

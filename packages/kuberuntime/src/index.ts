@@ -7,6 +7,7 @@
 export * from './container-config.js';
 export * from './env.js';
 export * from './errors.js';
+export * from './etc-hosts.js';
 export * from './expansion.js';
 export * from './gc.js';
 export * from './helpers.js';

@@ -172,6 +172,8 @@ export interface KubeGenericRuntimeManagerOptions {
   readonly maxParallelImagePulls?: number;
   /** The image pull backoff (default 10 s → 300 s). */
   readonly imageBackOff?: Backoff;
+  /** Mount a kubelet-managed /etc/hosts (pod IP and hostname, hostAliases) into containers. Default true. */
+  readonly manageEtcHosts?: boolean;
   /** Bound on an httpGet lifecycle hook with no grace period to bound it. Default 2 minutes. */
   readonly httpHookTimeoutMs?: number;
 }
@@ -806,6 +808,14 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
         },
         volumes: this.#opts.volumeProvider?.getMountedVolumesForPod(m.uid ?? '') ?? new Map(),
         podDir: this.#podDir(pod),
+        ...(this.#opts.manageEtcHosts === false
+          ? {}
+          : {
+              etcHosts: {
+                podDir: this.#podDir(pod),
+                ...(this.#opts.dns?.clusterDomain ? { clusterDomain: this.#opts.dns.clusterDomain } : {}),
+              },
+            }),
         podLogsRootDirectory: this.#podLogsRoot,
         memoryCapacity: this.#opts.memoryCapacity ?? os.totalmem(),
         resources: {

@@ -274,3 +274,68 @@ describe('container config', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });
+
+describe('/etc/hosts', () => {
+  it('writes upstream’s managed hosts file and mounts it, unless the container mounts its own', async () => {
+    const { managedHostsFileContent } = await import('../src/index.js');
+    expect(
+      managedHostsFileContent(
+        ['10.1.0.5'],
+        'web-0',
+        'svc1.ns.svc.cluster.local',
+        [{ ip: '1.2.3.4', hostnames: ['a', 'b'] }],
+        false,
+      ),
+    ).toBe(
+      '# Kubernetes-managed hosts file.\n' +
+        '127.0.0.1\tlocalhost\n' +
+        '::1\tlocalhost ip6-localhost ip6-loopback\n' +
+        'fe00::0\tip6-localnet\n' +
+        'fe00::0\tip6-mcastprefix\n' +
+        'fe00::1\tip6-allnodes\n' +
+        'fe00::2\tip6-allrouters\n' +
+        '10.1.0.5\tweb-0.svc1.ns.svc.cluster.local\tweb-0\n' +
+        '\n# Entries added by HostAliases.\n' +
+        '1.2.3.4\ta\tb\n',
+    );
+    expect(managedHostsFileContent([], 'h', '', undefined, true, '127.0.0.1 node\n')).toBe(
+      '# Kubernetes-managed hosts file (host network).\n127.0.0.1 node\n',
+    );
+
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kk-hosts-'));
+    const base = {
+      containerType: 'container' as const,
+      restartCount: 0,
+      imageRef: 'sha256:abc',
+      imageUser: { username: '' },
+      env: ctx(),
+      volumes: new Map([['h', { hostPath: '/host/hosts', readOnly: true }]]),
+      podDir: path.join(dir, 'pod'),
+      podLogsRootDirectory: path.join(dir, 'logs'),
+      memoryCapacity: 2 ** 30,
+      etcHosts: { podDir: path.join(dir, 'pod') },
+    };
+    const { config } = await generateContainerConfig(pod, { name: 'c' }, base);
+    const hosts = config.mounts?.find((m) => m.containerPath === '/etc/hosts');
+    expect(hosts?.hostPath).toBe(path.join(dir, 'pod', 'etc-hosts'));
+    expect(fs.readFileSync(hosts!.hostPath!, 'utf8')).toContain(
+      'fe00::2\tip6-allrouters\n10.1.0.5\tp\nfd00::5\tp\n',
+    );
+    const own = await generateContainerConfig(
+      pod,
+      { name: 'c', volumeMounts: [{ name: 'h', mountPath: '/etc/hosts' }] },
+      base,
+    );
+    expect(own.config.mounts?.filter((m) => m.containerPath === '/etc/hosts').map((m) => m.hostPath)).toEqual(
+      ['/host/hosts'],
+    );
+    // No pod IP yet: no managed file.
+    const noIP = await generateContainerConfig(
+      pod,
+      { name: 'c' },
+      { ...base, env: { ...ctx(), podIPs: [], podIP: '' } },
+    );
+    expect(noIP.config.mounts?.some((m) => m.containerPath === '/etc/hosts')).toBe(false);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
