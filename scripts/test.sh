@@ -17,11 +17,20 @@ bash scripts/containerd/up.sh
 trap 'bash scripts/containerd/down.sh || true' EXIT
 
 mkdir -p .tmp
+# Unit tests first, then the end-to-end tests on their own, so the runtime tests do not share
+# the two cores with a thousand unit tests.
 status=0
-npx vitest run --reporter=default --reporter=json --outputFile.json=.tmp/vitest-results.json || status=$?
-# One plain closing line with the totals, whatever the reporter printed above.
+npx vitest run --project unit --reporter=default --reporter=json --outputFile.json=.tmp/vitest-unit.json || status=$?
+npx vitest run --project e2e --reporter=default --reporter=json --outputFile.json=.tmp/vitest-e2e.json || status=$?
+# One plain closing line with the totals, whatever the reporters printed above.
 node -e '
-  const r = JSON.parse(require("fs").readFileSync(".tmp/vitest-results.json", "utf8"));
-  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`);
+  const fs = require("fs");
+  let passed = 0, failed = 0, skipped = 0;
+  for (const f of [".tmp/vitest-unit.json", ".tmp/vitest-e2e.json"]) {
+    if (!fs.existsSync(f)) { failed++; continue; }
+    const r = JSON.parse(fs.readFileSync(f, "utf8"));
+    passed += r.numPassedTests; failed += r.numFailedTests; skipped += r.numPendingTests + r.numTodoTests;
+  }
+  console.log(`tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
 ' || true
 exit "$status"
