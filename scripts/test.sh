@@ -16,7 +16,7 @@ source scripts/containerd/env.sh
 bash scripts/containerd/up.sh
 trap 'bash scripts/containerd/down.sh || true' EXIT
 
-mkdir -p .tmp
+mkdir -p .tmp && rm -f .tmp/vitest-unit.json .tmp/vitest-e2e.json
 # Unit tests first, then the end-to-end tests on their own, so the runtime tests do not share
 # the two cores with a thousand unit tests.
 status=0
