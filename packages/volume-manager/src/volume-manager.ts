@@ -383,12 +383,19 @@ export class BasicVolumeManager implements VolumeManager {
       this.#logger.error({ err: String(err) }, 'cannot list desired pods');
       return;
     }
+    const added = new Set<string>();
     for (const pod of pods) {
       const uid = uidOf(pod);
       if (this.#podState.shouldPodContainersBeTerminating(uid)) continue;
       this.#addPod(pod);
+      added.add(uid);
     }
     for (const uid of this.#dsw.podUids()) {
+      // A pod added above may start containers, so it stays desired whatever the runtime answer:
+      // a provider may say "runtime gone" but "not terminating" for a pod it does not know yet
+      // (upstream's pod workers after their first sync), and removing it here would tear down
+      // the volumes of a desired pod on every pass and never mount them again.
+      if (added.has(uid)) continue;
       // Volumes stay until no container of the pod can use them, even after it left the pod list.
       if (!this.#podState.shouldPodRuntimeBeRemoved(uid)) continue;
       this.#dsw.deletePod(uid);

@@ -285,6 +285,28 @@ describe('BasicVolumeManager: unmount and clean-up', () => {
     expect(vm.getMountedVolumesForPod('uid-1').size).toBe(0);
   });
 
+  it('never tears down a desired pod, even when the pod state says its runtime is gone', async () => {
+    pods = [appPod()];
+    let terminating = false;
+    const vm = newManager({
+      podStateProvider: {
+        shouldPodContainersBeTerminating: () => terminating,
+        // What upstream's pod workers answer for a pod they do not know yet.
+        shouldPodRuntimeBeRemoved: () => true,
+      },
+    });
+    vm.start();
+    await settle(vm.waitForAttachAndMount(pods[0]!));
+    const callsBefore = mounter.calls.length;
+    await clock.tick(2000);
+    expect(mounter.calls.slice(callsBefore)).toEqual([]);
+    expect(vm.getMountedVolumesForPod('uid-1').size).toBe(5);
+    // Once its containers terminate, it is no longer desired and its volumes go.
+    terminating = true;
+    await settle(vm.waitForUnmount(appPod()));
+    await expect(fs.stat(path.join(root, 'pods', 'uid-1', 'volumes'))).rejects.toThrow();
+  });
+
   it('a terminal phase releases the volumes with the default pod state', async () => {
     pods = [appPod()];
     const vm = newManager();
@@ -367,6 +389,7 @@ describe('BasicVolumeManager: restart', () => {
     await settle(first.stop());
     const configDir = volDir('adopted', 'kubernetes.io~configmap', 'config');
     const inode = (await fs.stat(configDir)).ino;
+    const callsBefore = mounter.calls.length;
 
     // The sources are ready but the pod has not reached the pod list yet (it is on its way
     // through the sync loop); the pod workers do not know it and have not synced yet.
@@ -384,11 +407,19 @@ describe('BasicVolumeManager: restart', () => {
     await clock.tick(3000);
     pods = [appPod('adopted')];
     await settle(second.waitForAttachAndMount(pods[0]!));
+    // Now the pod state says "runtime gone" (an unknown pod after the first sync) while the pod
+    // is in the pod list and not terminating: it is desired, so nothing may be torn down.
     podsSynced = true;
     await clock.tick(3000);
+    // Tear-downs start within the reconciler pass, so a tmpfs umount would already be recorded.
+    expect(mounter.calls.slice(callsBefore)).toEqual([]);
+    // Drain: stop() waits for every running operation, so a tear-down that started has
+    // finished before the checks below, whatever the speed of the file system.
+    await settle(second.stop());
     // The very same directory: a running container's bind mount still shows the content.
     expect((await fs.stat(configDir)).ino).toBe(inode);
     expect(second.getMountedVolumesForPod('adopted').size).toBe(5);
+    expect(mounter.mounts).toHaveLength(2);
   });
 
   it('with real tmpfs: a restarted manager finds the mount in mountinfo and does not mount again', async (ctx) => {
