@@ -10,6 +10,7 @@ fi
 npm run build
 npm run lint
 npm run api
+npm run pack:check
 
 # The private containerd (installed on first use) for the end-to-end tests.
 source scripts/containerd/env.sh
