@@ -269,6 +269,32 @@ describe('syncPod', () => {
   });
 });
 
+describe('ephemeral containers', () => {
+  it('starts an ephemeral container once and never restarts it', async () => {
+    const pod = makePod({ containers: [{ name: 'app', image: 'busybox:v2' }] });
+    await h.sync(pod);
+    const debug = {
+      ...pod,
+      spec: {
+        ...pod.spec!,
+        ephemeralContainers: [{ name: 'debugger', image: 'busybox:v2', command: ['sh'] }],
+      },
+    };
+    let r = await h.sync(debug);
+    expect(r.syncResults.map((x) => [x.action, x.target, x.error])).toEqual([
+      ['StartContainer', 'debugger', undefined],
+    ]);
+    const create = h.server
+      .calls<{ config: { annotations: Record<string, string> } }>('CreateContainer')
+      .at(-1)!;
+    expect(create.request.config.annotations['io.kubernetes.container.type']).toBe('ephemeral');
+    const s = (await h.status(debug)).containerStatuses.find((c) => c.name === 'debugger')!;
+    h.server.exitContainer(s.id.id, 1);
+    r = await h.sync(debug);
+    expect(r.syncResults).toEqual([]);
+  });
+});
+
 describe('syncPod failures', () => {
   it('a failed step keeps the other steps and their results', async () => {
     const pod = makePod({
