@@ -1,0 +1,222 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { FakeClock, type Pod } from '@kubelet-kit/core';
+import { InMemoryCriServer } from '@kubelet-kit/cri/testing';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Agent, createAgent } from '../src/index.js';
+
+// API server mode end to end in one process: pods bound to the node come from a local HTTP
+// server speaking the list/watch protocol, containers run on the in-memory CRI, and statuses
+// go back as merge patches of pods/status. (No real API server runs on these machines.)
+const image = 'localhost/kubelet-kit/busybox:1.0';
+
+/** RFC 7386 JSON merge patch, as the API server applies one. */
+function applyMergePatch(target: unknown, patch: unknown): unknown {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
+  const out: Record<string, unknown> =
+    target && typeof target === 'object' && !Array.isArray(target)
+      ? { ...(target as Record<string, unknown>) }
+      : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = applyMergePatch(out[k], v);
+  }
+  return out;
+}
+
+interface StatusPatch {
+  readonly path: string;
+  readonly contentType: string;
+  readonly body: {
+    status?: { phase?: string; podIP?: string; containerStatuses?: Array<{ ready?: boolean }> };
+  };
+}
+
+function fakeApiserver(pods: Pod[]) {
+  const patches: StatusPatch[] = [];
+  const watchers: http.ServerResponse[] = [];
+  let rv = 100;
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (req.method === 'GET' && url.pathname === '/api/v1/pods') {
+      if (url.searchParams.get('watch') === 'true') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.flushHeaders();
+        watchers.push(res);
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          kind: 'PodList',
+          apiVersion: 'v1',
+          metadata: { resourceVersion: String(rv) },
+          items: pods,
+        }),
+      );
+      return;
+    }
+    const status = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/status$/.exec(url.pathname);
+    if (req.method === 'PATCH' && status) {
+      let body = '';
+      req.on('data', (d: Buffer) => {
+        body += d.toString();
+      });
+      req.on('end', () => {
+        patches.push({
+          path: url.pathname,
+          contentType: req.headers['content-type'] ?? '',
+          body: JSON.parse(body),
+        });
+        const pod = pods.find((p) => p.metadata?.name === status[2]);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ ...pod, metadata: { ...pod?.metadata, resourceVersion: String(++rv) } }));
+      });
+      return;
+    }
+    const one = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)$/.exec(url.pathname);
+    if (req.method === 'GET' && one) {
+      const pod = pods.find((p) => p.metadata?.name === one[2]);
+      res.writeHead(pod ? 200 : 404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(pod ?? { kind: 'Status', code: 404, reason: 'NotFound' }));
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 }),
+    );
+  });
+  return {
+    server,
+    patches,
+    watchers,
+    sendEvent(type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: Pod) {
+      rv++;
+      const object = { ...pod, metadata: { ...pod.metadata, resourceVersion: String(rv) } };
+      const at = pods.findIndex((p) => p.metadata?.uid === pod.metadata?.uid);
+      if (at >= 0) pods.splice(at, 1);
+      if (type !== 'DELETED') pods.push(object);
+      for (const w of watchers) w.write(`${JSON.stringify({ type, object })}\n`);
+    },
+  };
+}
+
+function apiPod(name: string, uid: string): Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: 'team',
+      uid,
+      resourceVersion: '90',
+      creationTimestamp: '2026-06-01T00:00:00Z',
+    },
+    spec: {
+      nodeName: 'node-a',
+      restartPolicy: 'Always',
+      terminationGracePeriodSeconds: 2,
+      containers: [{ name: 'main', image, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] }],
+    },
+    status: { phase: 'Pending' },
+  };
+}
+
+async function pump<T>(
+  clock: FakeClock,
+  check: () => T | undefined | false,
+  stepMs = 100,
+  maxSteps = 3000,
+): Promise<T> {
+  for (let i = 0; i < maxSteps; i++) {
+    const value = check();
+    if (value !== undefined && value !== false) return value;
+    await clock.tick(stepMs);
+    for (let j = 0; j < 5; j++) await new Promise((r) => setImmediate(r));
+  }
+  throw new Error('condition not reached');
+}
+
+describe('agent in API server mode', () => {
+  let cri: InMemoryCriServer;
+  let api: ReturnType<typeof fakeApiserver>;
+  let dir: string;
+  let clock: FakeClock;
+  let agent: Agent | undefined;
+
+  beforeEach(async () => {
+    clock = new FakeClock(Date.UTC(2026, 5, 1));
+    cri = await InMemoryCriServer.start({ images: [image], clock });
+    api = fakeApiserver([apiPod('web', 'uid-web')]);
+    await new Promise<void>((r) => api.server.listen(0, '127.0.0.1', () => r()));
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kk-agent-api-'));
+    const port = (api.server.address() as AddressInfo).port;
+    fs.writeFileSync(
+      path.join(dir, 'kubeconfig'),
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters:',
+        // client-node only speaks plain HTTP to a server marked insecure.
+        `- name: local\n  cluster:\n    server: http://127.0.0.1:${port}\n    insecure-skip-tls-verify: true`,
+        'users:',
+        '- name: node\n  user:\n    token: t',
+        'contexts:',
+        '- name: local\n  context:\n    cluster: local\n    user: node',
+        'current-context: local',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  afterEach(async () => {
+    await agent?.stop();
+    agent = undefined;
+    for (const w of api.watchers) w.end();
+    api.server.closeAllConnections();
+    await new Promise((r) => api.server.close(r));
+    await cri.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('runs the pods bound to the node and patches their status back', async () => {
+    agent = createAgent({
+      runtimeEndpoint: cri.endpoint,
+      kubeconfig: path.join(dir, 'kubeconfig'),
+      rootDirectory: path.join(dir, 'root'),
+      nodeName: 'node-a',
+      nodeIPs: ['192.0.2.10'],
+      port: 0,
+      clock,
+    });
+    await agent.start();
+    const apiStatus = (name: string) =>
+      api.patches
+        .filter((p) => p.path === `/api/v1/namespaces/team/pods/${name}/status`)
+        .reduce<unknown>((s, p) => applyMergePatch(s, p.body), {}) as StatusPatch['body'];
+    const running = await pump(clock, () => {
+      const s = apiStatus('web').status;
+      return s?.phase === 'Running' && s.containerStatuses?.[0]?.ready ? s : undefined;
+    });
+    expect(api.patches.every((p) => p.contentType.includes('application/merge-patch+json'))).toBe(true);
+    expect(running.podIP).toMatch(/^10\.88\./);
+    // API pods keep their own name and UID: no static-pod defaulting.
+    const pods = agent.kubelet.podsWithStatus();
+    expect(pods.map((p) => [p.metadata?.name, p.metadata?.uid])).toEqual([['web', 'uid-web']]);
+    expect(cri.calls('RunPodSandbox')).toHaveLength(1);
+
+    // A pod bound later arrives through the watch.
+    await pump(clock, () => api.watchers.length > 0);
+    api.sendEvent('ADDED', apiPod('late', 'uid-late'));
+    await pump(clock, () => apiStatus('late').status?.phase === 'Running');
+    expect(cri.calls('RunPodSandbox')).toHaveLength(2);
+
+    // A pod deleted from the API server is killed on the node.
+    api.sendEvent('DELETED', apiPod('late', 'uid-late'));
+    await pump(clock, () => cri.calls('StopPodSandbox').length > 0);
+    await pump(clock, () => !agent!.kubelet.podsWithStatus().some((p) => p.metadata?.name === 'late'));
+  });
+});
