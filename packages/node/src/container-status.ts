@@ -7,6 +7,7 @@ import {
   type RuntimeContainerStatus,
   type RuntimePodStatus,
 } from '@kubelet-kit/core';
+import { shouldContainerBeRestarted } from '@kubelet-kit/kuberuntime';
 import type { ReasonCache } from './reason-cache.js';
 
 // Turns the runtime's view of a pod's containers into API container statuses, as upstream's
@@ -14,23 +15,6 @@ import type { ReasonCache } from './reason-cache.js';
 
 function rfc3339(ms: number): string | undefined {
   return ms > 0 ? new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z') : undefined;
-}
-
-/** Upstream `ShouldContainerBeRestarted`. */
-export function shouldContainerBeRestarted(
-  container: Container,
-  pod: Pod,
-  podStatus: RuntimePodStatus,
-): boolean {
-  if (pod.metadata?.deletionTimestamp) return false;
-  const status = newestStatusOf(podStatus, container.name);
-  if (!status) return true;
-  if (status.state === 'running') return false;
-  if (status.state === 'unknown' || status.state === 'created') return true;
-  const policy = pod.spec?.restartPolicy ?? 'Always';
-  if (policy === 'Never') return false;
-  if (policy === 'OnFailure' && status.exitCode === 0) return false;
-  return true;
 }
 
 function newestStatusOf(podStatus: RuntimePodStatus, name: string): RuntimeContainerStatus | undefined {

@@ -22,6 +22,7 @@ import {
   type Secret,
   type SyncPodType,
 } from '@kubelet-kit/core';
+import { convertPodStatusToRunningPod } from '@kubelet-kit/kuberuntime';
 import type { PodManager } from '@kubelet-kit/pod-manager';
 import {
   BasicWorkQueue,
@@ -89,34 +90,6 @@ function creationTime(pod: Pod): number {
   const t = pod.metadata?.creationTimestamp ?? pod.metadata?.annotations?.[ConfigFirstSeenAnnotationKey];
   const ms = t ? Date.parse(t) : Number.NaN;
   return Number.isNaN(ms) ? 0 : ms;
-}
-
-/** Upstream `ConvertPodStatusToRunningPod`: running containers plus every sandbox. */
-export function convertPodStatusToRunningPod(runtimeType: string, status: RuntimePodStatus): RuntimePod {
-  return {
-    id: status.id,
-    name: status.name,
-    namespace: status.namespace,
-    createdAt: status.sandboxStatuses[0]?.createdAt ?? 0,
-    containers: status.containerStatuses
-      .filter((c) => c.state === 'running')
-      .map((c) => ({
-        id: c.id,
-        name: c.name,
-        image: c.image,
-        imageId: c.imageId,
-        hash: c.hash,
-        state: c.state,
-      })),
-    sandboxes: status.sandboxStatuses.map((s) => ({
-      id: { type: runtimeType, id: s.id },
-      name: '',
-      image: '',
-      imageId: '',
-      hash: '',
-      state: s.state === 'ready' ? ('running' as const) : ('exited' as const),
-    })),
-  };
 }
 
 /**
@@ -630,7 +603,7 @@ export class Kubelet implements PodSyncer {
     podStatusFn?.(apiStatus);
     o.statusManager.setPodStatus(pod, apiStatus);
     o.probeManager?.stopLivenessAndStartup(pod);
-    const runningPod = convertPodStatusToRunningPod(o.runtime.type(), podStatus);
+    const runningPod = convertPodStatusToRunningPod(podStatus);
     const result = await o.runtime.killPod({
       pod,
       runningPod,

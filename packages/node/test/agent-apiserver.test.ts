@@ -7,6 +7,7 @@ import { FakeClock, type Pod } from '@kubelet-kit/core';
 import { InMemoryCriServer } from '@kubelet-kit/cri/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Agent, createAgent } from '../src/index.js';
+import { pump } from './pump.js';
 
 // API server mode end to end in one process: pods bound to the node come from a local HTTP
 // server speaking the list/watch protocol, containers run on the in-memory CRI, and statuses
@@ -123,21 +124,6 @@ function apiPod(name: string, uid: string): Pod {
     },
     status: { phase: 'Pending' },
   };
-}
-
-async function pump<T>(
-  clock: FakeClock,
-  check: () => T | undefined | false,
-  stepMs = 100,
-  maxSteps = 3000,
-): Promise<T> {
-  for (let i = 0; i < maxSteps; i++) {
-    const value = check();
-    if (value !== undefined && value !== false) return value;
-    await clock.tick(stepMs);
-    for (let j = 0; j < 5; j++) await new Promise((r) => setImmediate(r));
-  }
-  throw new Error('condition not reached');
 }
 
 describe('agent in API server mode', () => {

@@ -5,26 +5,12 @@ import { type ContainerStatus, FakeClock, InMemoryEventRecorder, type Pod } from
 import { InMemoryCriServer } from '@kubelet-kit/cri/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Agent, createAgent } from '../src/index.js';
+import { pump } from './pump.js';
 
 // The whole agent (file source → pod workers → kuberuntime → CRI) against the in-memory CRI
 // server, on the fake clock. gRPC calls still take real I/O turns, so `pump` alternates fake
 // time steps with event-loop turns until a condition holds (bounded; never a timed sleep).
 const image = 'localhost/kubelet-kit/busybox:1.0';
-
-async function pump<T>(
-  clock: FakeClock,
-  check: () => T | undefined,
-  stepMs = 100,
-  maxSteps = 3000,
-): Promise<T> {
-  for (let i = 0; i < maxSteps; i++) {
-    const value = check();
-    if (value !== undefined && value !== false) return value;
-    await clock.tick(stepMs);
-    for (let j = 0; j < 5; j++) await new Promise((r) => setImmediate(r));
-  }
-  throw new Error('condition not reached');
-}
 
 function manifest(
   name: string,

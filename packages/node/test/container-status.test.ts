@@ -1,6 +1,7 @@
 import type { Pod, RuntimeContainerStatus, RuntimePodStatus } from '@kubelet-kit/core';
+import { shouldContainerBeRestarted } from '@kubelet-kit/kuberuntime';
 import { describe, expect, it } from 'vitest';
-import { convertToAPIContainerStatuses, ReasonCache, shouldContainerBeRestarted } from '../src/index.js';
+import { convertToAPIContainerStatuses, ReasonCache } from '../src/index.js';
 
 const pod = (restartPolicy: 'Always' | 'OnFailure' | 'Never' = 'Always', deleting = false): Pod => ({
   metadata: {
