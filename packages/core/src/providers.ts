@@ -57,3 +57,16 @@ export interface ObjectGetter {
   getConfigMap(namespace: string, name: string, signal?: AbortSignal): Promise<ConfigMap | undefined>;
   getSecret(namespace: string, name: string, signal?: AbortSignal): Promise<Secret | undefined>;
 }
+
+/**
+ * Where a pod is in its lifecycle, as the pod workers know it (upstream's `podStateProvider`):
+ * what garbage collection and the volume manager may remove. The pod workers implement it.
+ */
+export interface PodStateProvider {
+  /** True once the pod's containers are being (or have been) stopped: no new mounts or starts. */
+  shouldPodContainersBeTerminating(uid: string): boolean;
+  /** True once no container of the pod runs any more: its runtime leftovers and volumes may go. */
+  shouldPodRuntimeBeRemoved(uid: string): boolean;
+  /** True when the pod is gone for good (deleted and terminated, evicted, or unknown): all its content may go. */
+  shouldPodContentBeRemoved(uid: string): boolean;
+}

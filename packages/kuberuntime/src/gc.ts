@@ -1,19 +1,22 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Clock, Logger, RuntimeGarbageCollectOptions } from '@kubelet-kit/core';
+import type {
+  Clock,
+  PodStateProvider as CorePodStateProvider,
+  Logger,
+  RuntimeGarbageCollectOptions,
+} from '@kubelet-kit/core';
 import { ContainerState, PodSandboxState, type RuntimeServiceClient } from '@kubelet-kit/cri';
 import { errorMessage } from './errors.js';
 import { getContainerInfoFromLabels } from './labels.js';
 
 // Container garbage collection (upstream `kuberuntime_gc.go`).
 
-/** Which pods' runtime leftovers may go (upstream `podStateProvider`, implemented by the pod workers). */
-export interface PodStateProvider {
-  /** The pod is gone (deleted and terminated, evicted, or never known once sources are ready). */
-  shouldPodContentBeRemoved(uid: string): boolean;
-  /** The pod is terminated, so its containers and sandboxes may go even if it still exists. */
-  shouldPodRuntimeBeRemoved(uid: string): boolean;
-}
+/** What garbage collection asks of the pod workers. */
+export type PodStateProvider = Pick<
+  CorePodStateProvider,
+  'shouldPodContentBeRemoved' | 'shouldPodRuntimeBeRemoved'
+>;
 
 /** Options of {@link containerGC}. */
 export interface ContainerGCOptions extends RuntimeGarbageCollectOptions {

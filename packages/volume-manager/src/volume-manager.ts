@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { PodStateProvider as CorePodStateProvider } from '@kubelet-kit/core';
 import {
   type Clock,
   type EventRecorder,
@@ -49,13 +50,11 @@ export const RECONCILER_PERIOD_MS = 100;
 export const OPERATION_INITIAL_BACKOFF_MS = 500;
 export const OPERATION_MAX_BACKOFF_MS = 122_000;
 
-/** Pod lifecycle questions the pod workers answer (structurally matches `@kubelet-kit/pod-workers`). */
-export interface PodStateProvider {
-  /** True once the pod's containers are being (or have been) stopped: no new mounts. */
-  shouldPodContainersBeTerminating(uid: string): boolean;
-  /** True once no container of the pod runs any more: its volumes may be unmounted. */
-  shouldPodRuntimeBeRemoved(uid: string): boolean;
-}
+/** What the volume manager asks of the pod workers. */
+export type PodStateProvider = Pick<
+  CorePodStateProvider,
+  'shouldPodContainersBeTerminating' | 'shouldPodRuntimeBeRemoved'
+>;
 
 /** Options of {@link BasicVolumeManager}. */
 export interface VolumeManagerOptions {
