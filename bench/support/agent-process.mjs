@@ -9,9 +9,16 @@ export const cliPath = path.join(repoRoot, 'packages/node/dist/cli.js');
 
 /**
  * Starts the agent on an (empty) manifest directory and resolves once its HTTP endpoints
- * answer. Its stdout (JSON logs) is drained and only warnings and errors are kept.
+ * answer. Its stdout (JSON logs) is drained; warnings, errors and the entries `keep` picks are kept.
  */
-export async function startAgent({ endpoint, manifestDir, rootDir, nodeName, args = [] }) {
+export async function startAgent({
+  endpoint,
+  manifestDir,
+  rootDir,
+  nodeName,
+  args = [],
+  keep = () => false,
+}) {
   if (!fs.existsSync(cliPath)) throw new Error(`${cliPath} is missing: run \`npm run build\` first`);
   const child = spawn(
     process.execPath,
@@ -36,6 +43,7 @@ export async function startAgent({ endpoint, manifestDir, rootDir, nodeName, arg
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const problems = [];
+  const kept = [];
   let stderr = '';
   let buffered = '';
   child.stderr.on('data', (d) => {
@@ -64,6 +72,7 @@ export async function startAgent({ endpoint, manifestDir, rootDir, nodeName, arg
         }
         // pino levels: 40 warn, 50 error.
         if (entry.level >= 40 && problems.length < 200) problems.push(entry);
+        if (keep(entry)) kept.push(entry);
         if (entry.msg === 'serving /healthz, /pods, /metrics' && typeof entry.port === 'number') {
           clearTimeout(timer);
           resolve(entry.port);
@@ -77,6 +86,7 @@ export async function startAgent({ endpoint, manifestDir, rootDir, nodeName, arg
     pid: child.pid,
     baseUrl,
     problems,
+    kept,
     async pods() {
       const res = await fetch(`${baseUrl}/pods`);
       return (await res.json()).items ?? [];
