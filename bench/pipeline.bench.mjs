@@ -66,7 +66,7 @@ async function orchestrate() {
     }
     log(
       `${n} pods: ${result.running} Running in ${result.seconds.toFixed(2)} s (${(result.running / result.seconds).toFixed(0)} pods/s), ` +
-        `${result.bytesPerPod.toFixed(0)} B/pod heap+external, ${(result.rssPerPod / 1024).toFixed(1)} KiB/pod RSS, ` +
+        `${result.cpuMsPerPod.toFixed(2)} CPU ms/pod, ${result.bytesPerPod.toFixed(0)} B/pod heap+external, ${(result.rssPerPod / 1024).toFixed(1)} KiB/pod RSS, ` +
         `PLEG relists ${result.relists} (mean ${result.relistMeanMs.toFixed(0)} ms), ` +
         `${result.problems} warnings/errors${result.firstProblem ? ` (first: ${result.firstProblem})` : ''}`,
     );
@@ -80,7 +80,10 @@ async function orchestrate() {
   const top = complete.at(-1) ?? done.at(-1);
   if (!top) throw new Error('no level ran');
   const levelsNote = done
-    .map((d) => `${d.n}: ${(d.running / d.seconds).toFixed(0)}/s ${d.bytesPerPod.toFixed(0)} B`)
+    .map(
+      (d) =>
+        `${d.n}: ${(d.running / d.seconds).toFixed(0)}/s ${d.bytesPerPod.toFixed(0)} B ${d.cpuMsPerPod.toFixed(1)} CPU ms/pod`,
+    )
     .join('; ');
   const note = `at ${top.n} pods; ${levelsNote}${skipped.length ? `; stopped early: ${skipped.join('; ')}` : ''}`;
   console.log(
@@ -127,6 +130,7 @@ async function runLevel(n, timeoutMs) {
   const base = memory();
   const source = new StaticPodSource({ nodeName, logger });
   const agent = assembleKubelet({ endpoint, rootDirectory, nodeName, maxPods: n + 10, source, logger });
+  const cpuStart = process.cpuUsage();
   const start = performance.now();
   for (const m of manifests) source.set(m);
   await agent.kubelet.start();
@@ -138,6 +142,7 @@ async function runLevel(n, timeoutMs) {
     await new Promise((r) => setTimeout(r, 100));
   }
   const seconds = (performance.now() - start) / 1000;
+  const cpu = process.cpuUsage(cpuStart);
   manifests.length = 0;
   const loaded = memory();
   const relist = (await agent.metrics.plegRelistDuration.get()).values;
@@ -149,6 +154,7 @@ async function runLevel(n, timeoutMs) {
     seconds,
     bytesPerPod: (loaded.bytes - base.bytes) / n,
     rssPerPod: (loaded.rss - base.rss) / n,
+    cpuMsPerPod: (cpu.user + cpu.system) / 1000 / n,
     relists: count,
     relistMeanMs: count ? (sum / count) * 1000 : 0,
     problems,
