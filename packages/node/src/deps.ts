@@ -61,6 +61,8 @@ export interface PlegView {
   stop(): void;
   watch(listener: (event: { readonly id: string; readonly type: string }) => void): () => void;
   healthy(): { readonly healthy: boolean; readonly error?: Error | string };
+  /** Relists now (between the periodic relists); optional. */
+  relist?(): Promise<void>;
 }
 
 /** Re-exported for convenience of embedders writing their own views. */

@@ -21,6 +21,8 @@ import {
   type RuntimePodStatus,
   type Secret,
   type SyncPodType,
+  type SyncResult,
+  type Timer,
 } from '@kubelet-kit/core';
 import { convertPodStatusToRunningPod } from '@kubelet-kit/kuberuntime';
 import type { PodManager } from '@kubelet-kit/pod-manager';
@@ -84,6 +86,12 @@ export interface KubeletOptions {
 }
 
 const syncTickMs = 1000;
+const requestedRelistDelayMs = 50;
+
+/** A step that started, stopped or created something the PLEG should look at. */
+function changedContainers(r: SyncResult): boolean {
+  return r.error === undefined && r.action !== 'ConfigPodSandbox';
+}
 const housekeepingPeriodMs = 2000;
 
 function creationTime(pod: Pod): number {
@@ -111,6 +119,7 @@ export class Kubelet implements PodSyncer {
   readonly #startedPods = new Set<string>();
   readonly #podsInBackoff = new Set<string>();
   #configLoop: Promise<void> | undefined;
+  #relistTimer: Timer | undefined;
   #housekeepingBusy = false;
   #lastGC = 0;
   #gcRequested = false;
@@ -193,6 +202,7 @@ export class Kubelet implements PodSyncer {
   /** Stops the loops. Containers keep running: a restarted agent adopts them. */
   async stop(): Promise<void> {
     this.#abort.abort();
+    this.#relistTimer?.cancel();
     for (const dispose of this.#disposers.splice(0)) dispose();
     const o = this.#o;
     await o.podConfig.stop();
@@ -360,6 +370,20 @@ export class Kubelet implements PodSyncer {
     if (event.type === 'ContainerRemoved') return;
     this.#syncByUid(event.id);
     if (event.type === 'ContainerDied') this.#gcRequested = true;
+  }
+
+  /**
+   * Asks the PLEG for a relist shortly after this agent changed containers, so their new state
+   * reaches the pod's status without waiting for the next 1 s relist (upstream waits). Requests
+   * within the delay share one relist.
+   */
+  #requestRelist(): void {
+    const relist = this.#o.pleg.relist?.bind(this.#o.pleg);
+    if (!relist || this.#relistTimer || this.#abort.signal.aborted) return;
+    this.#relistTimer = this.#clock.setTimeout(() => {
+      this.#relistTimer = undefined;
+      relist().catch((err: unknown) => this.#log.warn({ err: String(err) }, 'requested relist failed'));
+    }, requestedRelistDelayMs);
   }
 
   #onSyncTick(): void {
@@ -576,6 +600,7 @@ export class Kubelet implements PodSyncer {
         signal: ctx.signal,
       });
       this.reasonCache.update(uid, result);
+      if (result.syncResults.some(changedContainers)) this.#requestRelist();
       const err = podSyncResultError(result);
       // A backoff wait is not a failure (no error backoff, no FailedSync), but the pod is
       // requeued soon enough to restart once its backoff expires.
@@ -610,6 +635,7 @@ export class Kubelet implements PodSyncer {
       ...(gracePeriod !== undefined ? { gracePeriodOverride: gracePeriod } : {}),
       signal: ctx.signal,
     });
+    if (result.syncResults.some(changedContainers)) this.#requestRelist();
     const err = podSyncResultError(result);
     if (err) throw err;
     o.probeManager?.removePod(pod);
@@ -631,6 +657,7 @@ export class Kubelet implements PodSyncer {
   /** Upstream `SyncTerminatingRuntimePod`: a pod only the runtime knows, killed with grace 1. */
   async syncTerminatingRuntimePod(ctx: PodSyncContext, runningPod: RuntimePod): Promise<void> {
     const result = await this.#o.runtime.killPod({ runningPod, gracePeriodOverride: 1, signal: ctx.signal });
+    if (result.syncResults.some(changedContainers)) this.#requestRelist();
     const err = podSyncResultError(result);
     if (err) throw err;
     this.#gcRequested = true;

@@ -94,6 +94,23 @@ describe('agent on the in-memory CRI', () => {
     ]);
   });
 
+  it('reports a started container as Running well before the next periodic relist', async () => {
+    fs.writeFileSync(path.join(dir, 'manifests', 'q.json'), manifest('q'));
+    await start();
+    const startedAt = await pump(
+      clock,
+      () => (server.calls('StartContainer').length > 0 ? clock.now() : undefined),
+      10,
+    );
+    const runningAt = await pump(
+      clock,
+      () => (podNamed('q-node-a')?.status?.containerStatuses?.[0]?.ready ? clock.now() : undefined),
+      10,
+    );
+    // The agent asks the PLEG for a relist 50 ms after it changed containers.
+    expect(runningAt - startedAt).toBeLessThan(500);
+  });
+
   it('rejects a pod beyond max pods with a Failed status naming the reason', async () => {
     fs.writeFileSync(path.join(dir, 'manifests', 'a.json'), manifest('a'));
     await start(1);
