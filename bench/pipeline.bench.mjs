@@ -72,7 +72,10 @@ async function orchestrate() {
     );
     done.push({ n, totalMs, ...result });
     if (result.running < n) {
-      skipped.push(`${n} only reached ${result.running} Running before the time ran out`);
+      skipped.push(
+        `${n} only reached ${result.running} Running before the time ran out` +
+          (result.firstProblem ? ` (first error: ${result.firstProblem.slice(0, 240)})` : ''),
+      );
       break;
     }
   }
@@ -129,7 +132,17 @@ async function runLevel(n, timeoutMs) {
 
   const base = memory();
   const source = new StaticPodSource({ nodeName, logger });
-  const agent = assembleKubelet({ endpoint, rootDirectory, nodeName, maxPods: n + 10, source, logger });
+  // The agent's default is no bound on concurrent syncs; PIPELINE_BENCH_MAX_SYNCS sets one.
+  const maxConcurrentSyncs = Number(process.env.PIPELINE_BENCH_MAX_SYNCS ?? 0);
+  const agent = assembleKubelet({
+    endpoint,
+    rootDirectory,
+    nodeName,
+    maxPods: n + 10,
+    source,
+    logger,
+    maxConcurrentSyncs,
+  });
   const cpuStart = process.cpuUsage();
   const start = performance.now();
   for (const m of manifests) source.set(m);

@@ -13,7 +13,15 @@ import { DefaultProbeManager, DefaultResultsManager } from '@kubelet-kit/prober'
 import { newStatusManager } from '@kubelet-kit/status-manager';
 import { BasicVolumeManager } from '@kubelet-kit/volume-manager';
 
-export function assembleKubelet({ endpoint, rootDirectory, nodeName, maxPods, source, logger = noopLogger }) {
+export function assembleKubelet({
+  endpoint,
+  rootDirectory,
+  nodeName,
+  maxPods,
+  source,
+  logger = noopLogger,
+  maxConcurrentSyncs,
+}) {
   const clock = new RealClock();
   const recorder = noopEventRecorder;
   const nodeIPs = ['127.0.0.1'];
@@ -119,6 +127,7 @@ export function assembleKubelet({ endpoint, rootDirectory, nodeName, maxPods, so
     recorder,
     metrics,
     networkReady: () => true,
+    ...(maxConcurrentSyncs ? { maxConcurrentSyncs } : {}),
   });
   return {
     kubelet,
