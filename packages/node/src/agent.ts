@@ -56,6 +56,8 @@ export interface AgentOptions {
   readonly syncFrequencyMs?: number;
   /** File source re-list period (upstream --file-check-frequency); default 20 s. */
   readonly fileCheckFrequencyMs?: number;
+  /** Bound on pod syncs running at once (default none, as upstream: one goroutine per pod). */
+  readonly maxConcurrentSyncs?: number;
   /** Crash-loop backoff, for tests (default 10 s → 300 s). */
   readonly crashLoopBackOff?: { readonly initialMs: number; readonly maxMs: number };
   /** The node's IPs; default the first non-internal IPv4 address of the host. */
@@ -323,6 +325,7 @@ export function createAgent(options: AgentOptions): Agent {
     networkReady: () => networkReady,
     ...(options.syncFrequencyMs !== undefined ? { resyncIntervalMs: options.syncFrequencyMs } : {}),
     ...(options.crashLoopBackOff ? { crashLoopBackOff: options.crashLoopBackOff } : {}),
+    ...(options.maxConcurrentSyncs !== undefined ? { maxConcurrentSyncs: options.maxConcurrentSyncs } : {}),
   });
   const k = kubelet;
 

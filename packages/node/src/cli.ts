@@ -47,6 +47,7 @@ interface RunFlags {
   syncFrequency?: number;
   fileCheckFrequency?: number;
   nodeIp?: string[];
+  maxConcurrentSyncs?: number;
   logLevel: string;
   logFile?: string;
   table: boolean;
@@ -88,6 +89,7 @@ async function run(flags: RunFlags): Promise<void> {
     ...(flags.syncFrequency !== undefined ? { syncFrequencyMs: flags.syncFrequency } : {}),
     ...(flags.fileCheckFrequency !== undefined ? { fileCheckFrequencyMs: flags.fileCheckFrequency } : {}),
     ...(flags.nodeIp?.length ? { nodeIPs: flags.nodeIp } : {}),
+    ...(flags.maxConcurrentSyncs ? { maxConcurrentSyncs: flags.maxConcurrentSyncs } : {}),
   });
 
   let stopping = false;
@@ -165,6 +167,11 @@ program
   .option('--sync-frequency <duration>', 'resync period of running pods', duration)
   .option('--file-check-frequency <duration>', 're-list period of --pod-manifest-path', duration)
   .option('--node-ip <ip...>', 'IP addresses of the node (default: the first non-loopback IPv4)')
+  .option(
+    '--max-concurrent-syncs <n>',
+    'bound on pod syncs running at once (default: none)',
+    int('--max-concurrent-syncs'),
+  )
   .option('--log-level <level>', 'debug, info, warn or error', 'info')
   .option(
     '--log-file <path>',

@@ -267,13 +267,15 @@ export class Kubelet implements PodSyncer {
     const start = this.#clock.now();
     const sorted = [...pods].sort((a, b) => creationTime(a) - creationTime(b));
     const o = this.#o;
+    // The active pods once per batch, each admitted pod appended: not a full scan per pod.
+    let activePods: Pod[] | undefined;
     for (const pod of sorted) {
       o.podManager.addPod(pod);
       if (isMirrorPod(pod)) continue;
       const uid = pod.metadata?.uid ?? '';
       const { mirrorPod } = o.podManager.getPodAndMirrorPod(pod);
       if (!this.podWorkers.isPodTerminationRequested(uid)) {
-        const activePods = this.#activePods().filter((p) => p.metadata?.uid !== uid);
+        activePods ??= this.#activePods().filter((p) => p.metadata?.uid !== uid);
         const result = admitPod({
           pod,
           activePods,
@@ -285,6 +287,7 @@ export class Kubelet implements PodSyncer {
           this.#rejectPod(pod, result.reason ?? 'Rejected', result.message ?? '');
           continue;
         }
+        activePods.push(pod);
       }
       this.podWorkers.updatePod({
         updateType: 'create',

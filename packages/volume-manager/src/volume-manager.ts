@@ -384,6 +384,8 @@ export class BasicVolumeManager implements VolumeManager {
     }
     const added = new Set<string>();
     for (const pod of pods) {
+      // Most pods have no volumes; they never enter the desired state, so skip them cheaply.
+      if (!pod.spec?.volumes?.length) continue;
       const uid = uidOf(pod);
       if (this.#podState.shouldPodContainersBeTerminating(uid)) continue;
       this.#addPod(pod);
