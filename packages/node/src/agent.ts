@@ -58,6 +58,8 @@ export interface AgentOptions {
   readonly fileCheckFrequencyMs?: number;
   /** Bound on pod syncs running at once (default none, as upstream: one goroutine per pod). */
   readonly maxConcurrentSyncs?: number;
+  /** Bound on pods whose sandbox is being created at once (default 16). */
+  readonly maxConcurrentPodCreations?: number;
   /** Crash-loop backoff, for tests (default 10 s → 300 s). */
   readonly crashLoopBackOff?: { readonly initialMs: number; readonly maxMs: number };
   /** The node's IPs; default the first non-internal IPv4 address of the host. */
@@ -326,6 +328,9 @@ export function createAgent(options: AgentOptions): Agent {
     ...(options.syncFrequencyMs !== undefined ? { resyncIntervalMs: options.syncFrequencyMs } : {}),
     ...(options.crashLoopBackOff ? { crashLoopBackOff: options.crashLoopBackOff } : {}),
     ...(options.maxConcurrentSyncs !== undefined ? { maxConcurrentSyncs: options.maxConcurrentSyncs } : {}),
+    ...(options.maxConcurrentPodCreations !== undefined
+      ? { maxConcurrentPodCreations: options.maxConcurrentPodCreations }
+      : {}),
   });
   const k = kubelet;
 

@@ -48,6 +48,7 @@ interface RunFlags {
   fileCheckFrequency?: number;
   nodeIp?: string[];
   maxConcurrentSyncs?: number;
+  maxConcurrentPodCreations?: number;
   logLevel: string;
   logFile?: string;
   table: boolean;
@@ -90,6 +91,9 @@ async function run(flags: RunFlags): Promise<void> {
     ...(flags.fileCheckFrequency !== undefined ? { fileCheckFrequencyMs: flags.fileCheckFrequency } : {}),
     ...(flags.nodeIp?.length ? { nodeIPs: flags.nodeIp } : {}),
     ...(flags.maxConcurrentSyncs ? { maxConcurrentSyncs: flags.maxConcurrentSyncs } : {}),
+    ...(flags.maxConcurrentPodCreations
+      ? { maxConcurrentPodCreations: flags.maxConcurrentPodCreations }
+      : {}),
   });
 
   let stopping = false;
@@ -171,6 +175,12 @@ program
     '--max-concurrent-syncs <n>',
     'bound on pod syncs running at once (default: none)',
     int('--max-concurrent-syncs'),
+  )
+  .option(
+    '--max-concurrent-pod-creations <n>',
+    'bound on pods whose sandbox is being created at once',
+    int('--max-concurrent-pod-creations'),
+    16,
   )
   .option('--log-level <level>', 'debug, info, warn or error', 'info')
   .option(

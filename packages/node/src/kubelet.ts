@@ -37,6 +37,7 @@ import {
   type WorkQueue,
 } from '@kubelet-kit/pod-workers';
 import { isPodPhaseTerminal } from '@kubelet-kit/status-manager';
+import PQueue from 'p-queue';
 import { admitPod, type NodeAllocatable } from './admission.js';
 import { generateAPIPodStatus } from './api-pod-status.js';
 import type {
@@ -75,6 +76,12 @@ export interface KubeletOptions {
   readonly containerGCPeriodMs?: number;
   /** Bound on concurrent pod syncs (default none). */
   readonly maxConcurrentSyncs?: number;
+  /**
+   * Bound on pods whose sandbox is being created at once (default 16). Creating every pod's
+   * sandbox at the same moment makes the runtime slower than a few at a time; syncs of running
+   * pods never wait for this.
+   */
+  readonly maxConcurrentPodCreations?: number;
   /** Crash-loop backoff (defaults 10 s doubling to 300 s). */
   readonly crashLoopBackOff?: { readonly initialMs: number; readonly maxMs: number };
   readonly allowHostNetwork?: boolean;
@@ -118,6 +125,7 @@ export class Kubelet implements PodSyncer {
   readonly #disposers: Array<() => void> = [];
   readonly #startedPods = new Set<string>();
   readonly #podsInBackoff = new Set<string>();
+  readonly #creations: PQueue;
   #configLoop: Promise<void> | undefined;
   #relistTimer: Timer | undefined;
   #housekeepingBusy = false;
@@ -150,6 +158,7 @@ export class Kubelet implements PodSyncer {
       // The kubelet forgets a container's crash history after it ran 10 minutes.
       hasExpired: (eventTime, lastUpdate) => eventTime - lastUpdate > 600_000,
     });
+    this.#creations = new PQueue({ concurrency: Math.max(1, options.maxConcurrentPodCreations ?? 16) });
     this.podWorkers = newPodWorkers({
       podSyncer: this,
       podCache: options.podCache,
@@ -595,13 +604,19 @@ export class Kubelet implements PodSyncer {
       }
       const pullSecrets = await this.#pullSecrets(pod, ctx.signal);
       o.probeManager?.addPod(pod);
-      const result = await o.runtime.syncPod({
-        pod,
-        podStatus,
-        pullSecrets,
-        backOff: this.#crashLoopBackOff,
-        signal: ctx.signal,
-      });
+      const runtimeSync = () =>
+        o.runtime.syncPod({
+          pod,
+          podStatus,
+          pullSecrets,
+          backOff: this.#crashLoopBackOff,
+          signal: ctx.signal,
+        });
+      // A pod without a ready sandbox is about to be created: take a creation slot.
+      const creating = !podStatus.sandboxStatuses.some((s) => s.state === 'ready');
+      const result = creating
+        ? await this.#creations.add(runtimeSync, { signal: ctx.signal })
+        : await runtimeSync();
       this.reasonCache.update(uid, result);
       if (result.syncResults.some(changedContainers)) this.#requestRelist();
       const err = podSyncResultError(result);

@@ -51,7 +51,7 @@ describe('agent on the in-memory CRI', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  function start(maxPods = 110) {
+  function start(maxPods = 110, extra: Partial<Parameters<typeof createAgent>[0]> = {}) {
     agent = createAgent({
       runtimeEndpoint: server.endpoint,
       podManifestPath: path.join(dir, 'manifests'),
@@ -63,6 +63,7 @@ describe('agent on the in-memory CRI', () => {
       clock,
       crashLoopBackOff: { initialMs: 10_000, maxMs: 40_000 },
       recorder,
+      ...extra,
     });
     return agent.start();
   }
@@ -109,6 +110,26 @@ describe('agent on the in-memory CRI', () => {
     );
     // The agent asks the PLEG for a relist 50 ms after it changed containers.
     expect(runningAt - startedAt).toBeLessThan(500);
+  });
+
+  it('creates at most maxConcurrentPodCreations pods at a time', async () => {
+    for (const n of ['p1', 'p2', 'p3'])
+      fs.writeFileSync(path.join(dir, 'manifests', `${n}.json`), manifest(n));
+    await start(110, { maxConcurrentPodCreations: 1 });
+    await pump(clock, () => server.calls('StartContainer').length === 3);
+    // One creation at a time: each pod's container starts before the next sandbox is asked for.
+    const order = server
+      .calls()
+      .map((c) => c.method)
+      .filter((m) => m === 'RunPodSandbox' || m === 'StartContainer');
+    expect(order).toEqual([
+      'RunPodSandbox',
+      'StartContainer',
+      'RunPodSandbox',
+      'StartContainer',
+      'RunPodSandbox',
+      'StartContainer',
+    ]);
   });
 
   it('rejects a pod beyond max pods with a Failed status naming the reason', async () => {
