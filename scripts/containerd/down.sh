@@ -96,7 +96,7 @@ if command -v iptables >/dev/null; then
       # The rule is printed in iptables' own quoting, so eval gives back its arguments.
       eval "iptables -t nat ${rule/#-A/-D}" 2>/dev/null || true
     fi
-  done < <(iptables -t nat -S 2>/dev/null | grep -F 'name: \"kubelet-kit-test\"' || true)
+  done < <(iptables -t nat -S 2>/dev/null | grep -F "name: \\\"$KUBELET_KIT_CNI_NETWORK\\\"" || true)
   for c in "${!chains[@]}"; do
     iptables -t nat -F "$c" 2>/dev/null || true
     iptables -t nat -X "$c" 2>/dev/null || true

@@ -25,6 +25,9 @@ export KUBELET_KIT_CNI_BIN_DIR="${KUBELET_KIT_CNI_BIN_DIR:-/usr/lib/cni}"
 export KUBELET_KIT_CNI_IPAM_DIR="${KUBELET_KIT_CNI_IPAM_DIR:-$KUBELET_KIT_TEST_ROOT/cni/ipam}"
 export KUBELET_KIT_CNI_BRIDGE="${KUBELET_KIT_CNI_BRIDGE:-kkit0}"
 export KUBELET_KIT_POD_SUBNET="${KUBELET_KIT_POD_SUBNET:-10.244.0.0/16}"
+# The CNI network name tags each pod's NAT rules; one per instance, so one instance's down.sh
+# never removes another's rules.
+export KUBELET_KIT_CNI_NETWORK="${KUBELET_KIT_CNI_NETWORK:-kubelet-kit-$KUBELET_KIT_CNI_BRIDGE}"
 
 # Test images, built locally from busybox-static (nothing can be pulled here).
 export KUBELET_KIT_IMAGE_DIR="${KUBELET_KIT_IMAGE_DIR:-$KUBELET_KIT_TEST_ROOT/images}"

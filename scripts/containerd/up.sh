@@ -29,7 +29,7 @@ subnet="$KUBELET_KIT_POD_SUBNET"
 conflist="$(cat <<JSON
 {
   "cniVersion": "1.0.0",
-  "name": "kubelet-kit-test",
+  "name": "$KUBELET_KIT_CNI_NETWORK",
   "plugins": [
     {
       "type": "bridge",
