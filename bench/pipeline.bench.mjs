@@ -109,9 +109,15 @@ function memory() {
   return { bytes: m.heapUsed + m.external, rss: m.rss };
 }
 
+/** How many pods reached Running (kubelet_pod_start_duration_seconds counts each pod once). */
+async function startedPods(metrics) {
+  const { values } = await metrics.podStartDuration.get();
+  return values.find((v) => v.metricName === 'kubelet_pod_start_duration_seconds_count')?.value ?? 0;
+}
+
 async function runLevel(n, timeoutMs) {
   const { StaticPodSource } = await import('@kubelet-kit/pod-config');
-  const { assembleKubelet, startedPods } = await import('./support/pipeline-kubelet.mjs');
+  const { createAgent } = await import('@kubelet-kit/node');
   const { sleepPodManifest } = await import('./support/pods.mjs');
 
   const server = fork(path.join(import.meta.dirname, 'support/cri-server-child.mjs'), [], {
@@ -134,19 +140,22 @@ async function runLevel(n, timeoutMs) {
   const source = new StaticPodSource({ nodeName, logger });
   // The agent's default is no bound on concurrent syncs; PIPELINE_BENCH_MAX_SYNCS sets one.
   const maxConcurrentSyncs = Number(process.env.PIPELINE_BENCH_MAX_SYNCS ?? 0);
-  const agent = assembleKubelet({
-    endpoint,
+  // The agent as `kubelet-kit run` builds it, with a programmatic source instead of files.
+  const agent = createAgent({
+    runtimeEndpoint: endpoint,
     rootDirectory,
     nodeName,
+    nodeIPs: ['127.0.0.1'],
     maxPods: n + 10,
-    source,
+    port: 0,
+    sources: [source],
     logger,
-    maxConcurrentSyncs,
+    ...(maxConcurrentSyncs ? { maxConcurrentSyncs } : {}),
   });
   const cpuStart = process.cpuUsage();
   const start = performance.now();
   for (const m of manifests) source.set(m);
-  await agent.kubelet.start();
+  await agent.start();
   const deadline = start + timeoutMs;
   let running = 0;
   while (performance.now() < deadline) {

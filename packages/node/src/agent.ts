@@ -38,6 +38,8 @@ export interface AgentOptions {
   readonly podManifestPath?: string;
   /** Upstream --manifest-url. */
   readonly manifestUrl?: string;
+  /** Pod sources of the embedder's own (e.g. pod-config's `StaticPodSource`), beside the ones above. */
+  readonly sources?: readonly PodSource[];
   /** Upstream --kubeconfig: pods bound to this node come from that API server, statuses go back to it. */
   readonly kubeconfig?: string;
   /** A directory of ConfigMap and Secret manifests for volumes and env, when there is no API server. */
@@ -203,6 +205,7 @@ export function createAgent(options: AgentOptions): Agent {
       }),
     );
   }
+  sources.push(...(options.sources ?? []));
   const podConfigView: PodConfigView = {
     updates: (signal) => podConfig.updates(signal ? { signal } : {}),
     seenAllSources: () => podConfig.seenAllSources(podConfig.sources),

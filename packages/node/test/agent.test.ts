@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { type ContainerStatus, FakeClock, InMemoryEventRecorder, type Pod } from '@kubelet-kit/core';
 import { InMemoryCriServer } from '@kubelet-kit/cri/testing';
+import { StaticPodSource } from '@kubelet-kit/pod-config';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Agent, createAgent } from '../src/index.js';
 import { pump } from './pump.js';
@@ -130,6 +131,17 @@ describe('agent on the in-memory CRI', () => {
       'RunPodSandbox',
       'StartContainer',
     ]);
+  });
+
+  it("runs pods from an embedder's own source", async () => {
+    const source = new StaticPodSource({ nodeName: 'node-a' });
+    source.set(JSON.parse(manifest('own')));
+    await start(110, { sources: [source] });
+    const own = await pump(clock, () => {
+      const p = podNamed('own-node-a');
+      return p?.status?.phase === 'Running' ? p : undefined;
+    });
+    expect(own.metadata?.annotations?.['kubernetes.io/config.source']).toBe(source.name);
   });
 
   it('rejects a pod beyond max pods with a Failed status naming the reason', async () => {
