@@ -110,27 +110,5 @@ export function getStableKey(pod: Pod, container: Container): string {
   return `${m.name ?? ''}_${m.namespace ?? ''}_${m.uid ?? ''}_${container.name}_${hashContainer(container)}`;
 }
 
-/** Whether the pod needs a new sandbox, the attempt number to give it, and the current sandbox ID. */
-export interface SandboxChange {
-  readonly changed: boolean;
-  readonly attempt: number;
-  readonly sandboxId: string;
-}
-
-/** Upstream `PodSandboxChanged` (`kuberuntime/util`). */
-export function podSandboxChanged(pod: Pod, podStatus: RuntimePodStatus): SandboxChange {
-  const sandboxes = podStatus.sandboxStatuses;
-  const newest = sandboxes[0];
-  if (!newest) return { changed: true, attempt: 0, sandboxId: '' };
-  // The next attempt counts from the newest sandbox (statuses are newest first).
-  const next = newest.attempt + 1;
-  const ready = sandboxes.filter((s) => s.state === 'ready').length;
-  if (ready > 1) return { changed: true, attempt: next, sandboxId: newest.id };
-  if (newest.state !== 'ready') return { changed: true, attempt: next, sandboxId: newest.id };
-  const hostNetwork = pod.spec?.hostNetwork === true;
-  if (newest.hostNetwork !== hostNetwork) return { changed: true, attempt: next, sandboxId: '' };
-  if (!hostNetwork && newest.ips.length === 0) {
-    return { changed: true, attempt: next, sandboxId: newest.id };
-  }
-  return { changed: false, attempt: newest.attempt, sandboxId: newest.id };
-}
+// The sandbox rule is shared with the status manager's PodReadyToStartContainers condition.
+export { podSandboxChanged, type SandboxChange } from '@kubelet-kit/core';

@@ -1,4 +1,11 @@
-import type { ContainerStatus, Pod, PodCondition, PodStatus, RuntimePodStatus } from '@kubelet-kit/core';
+import {
+  type ContainerStatus,
+  type Pod,
+  type PodCondition,
+  type PodStatus,
+  type RuntimePodStatus,
+  podSandboxChanged as sandboxChange,
+} from '@kubelet-kit/core';
 import {
   getContainerStatus,
   hasAnyRegularContainerStarted,
@@ -237,15 +244,7 @@ export function generatePodInitializedCondition(
  * spec, or a pod-network sandbox has no IP.
  */
 export function podSandboxChanged(pod: Pod, podStatus: RuntimePodStatus | undefined): boolean {
-  const sandboxes = podStatus?.sandboxStatuses ?? [];
-  const newest = sandboxes[0];
-  if (!newest) return true;
-  if (sandboxes.filter((s) => s.state === 'ready').length > 1) return true;
-  if (newest.state !== 'ready') return true;
-  const hostNetwork = pod.spec?.hostNetwork === true;
-  if (newest.hostNetwork !== hostNetwork) return true;
-  if (!hostNetwork && newest.ips.length === 0) return true;
-  return false;
+  return podStatus === undefined || sandboxChange(pod, podStatus).changed;
 }
 
 /** PodReadyToStartContainers: True once a ready sandbox with networking exists. */
