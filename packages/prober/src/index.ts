@@ -8,7 +8,7 @@ export * from './errors.js';
 export * from './metrics.js';
 export * from './probe/exec.js';
 export * from './probe/grpc.js';
-export * from './probe/http.js';
+export { type HttpProbeOptions, httpProbe, maxRespBodyLength } from './probe/http.js';
 export * from './probe/http-request.js';
 export * from './probe/port.js';
 export * from './probe/tcp.js';

@@ -16,7 +16,7 @@ import {
 import { ProbeError } from './errors.js';
 import { execProbe, expandContainerCommandOnlyStatic } from './probe/exec.js';
 import { grpcProbe } from './probe/grpc.js';
-import { type HttpProbeAgents, httpProbe, newHttpProbeAgents } from './probe/http.js';
+import { type PreparedHttpProbe, prepareHttpProbe, runHttpProbe } from './probe/http.js';
 import { type HttpProbeRequest, newRequestForHTTPGetAction } from './probe/http-request.js';
 import { resolveContainerPort } from './probe/port.js';
 import { tcpProbe } from './probe/tcp.js';
@@ -70,8 +70,12 @@ export class Prober {
   readonly #clock: Clock;
   readonly #recorder: EventRecorder;
   readonly #logger: Logger;
-  readonly #agents: HttpProbeAgents = newHttpProbeAgents();
-  readonly #requests = new WeakMap<HTTPGetAction, { podIP: string; request: HttpProbeRequest }>();
+  /** Scratch space for plain-HTTP reads, shared by this prober's probes (used synchronously). */
+  readonly #readBuffer = Buffer.allocUnsafe(16 * 1024);
+  readonly #requests = new WeakMap<
+    HTTPGetAction,
+    { podIP: string; request: HttpProbeRequest; prepared: PreparedHttpProbe }
+  >();
 
   constructor(options: ProberOptions) {
     this.#runner = options.runner;
@@ -153,7 +157,6 @@ export class Prober {
   ): Promise<ProbeActionResult> {
     const timeoutMs = (spec.timeoutSeconds || probeDefaults.timeoutSeconds) * 1000;
     const podIP = status.podIP ?? '';
-    const common = { timeoutMs, clock: this.#clock, ...(signal ? { signal } : {}) };
     if (spec.exec) {
       // Only the container's own env values: exec probes never see the pod's runtime env.
       const command = expandContainerCommandOnlyStatic(spec.exec.command ?? [], container.env);
@@ -169,11 +172,16 @@ export class Prober {
       // The request only changes with the pod IP: build it once per probe spec, not per probe.
       let cached = this.#requests.get(spec.httpGet);
       if (cached?.podIP !== podIP) {
-        cached = { podIP, request: newRequestForHTTPGetAction(spec.httpGet, container, podIP) };
+        const request = newRequestForHTTPGetAction(spec.httpGet, container, podIP);
+        cached = { podIP, request, prepared: prepareHttpProbe(request, this.#readBuffer) };
         this.#requests.set(spec.httpGet, cached);
       }
-      return httpProbe({ ...common, request: cached.request, agents: this.#agents });
+      return runHttpProbe(
+        { timeoutMs, clock: this.#clock, request: cached.request, ...(signal ? { signal } : {}) },
+        cached.prepared,
+      );
     }
+    const common = { timeoutMs, clock: this.#clock, ...(signal ? { signal } : {}) };
     if (spec.tcpSocket) {
       const port = resolveContainerPort(spec.tcpSocket.port, container);
       return tcpProbe({ ...common, host: spec.tcpSocket.host || podIP, port });
