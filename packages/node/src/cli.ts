@@ -60,7 +60,15 @@ async function run(flags: RunFlags): Promise<void> {
   if (logFile) fs.mkdirSync(path.dirname(logFile), { recursive: true });
   const destination = logFile
     ? pino.destination({ dest: logFile, sync: false, mkdir: true })
-    : pino.destination(1);
+    : // Asynchronous: a burst of pod events costs a few coalesced writes, not a write each.
+      pino.destination({ dest: 1, sync: false });
+  const flushLogs = () => {
+    try {
+      destination.flushSync();
+    } catch {
+      // Not open yet, or the reader went away: nothing more to do.
+    }
+  };
   const logger = pino(
     { level: flags.logLevel, base: { pid: process.pid } },
     destination,
@@ -102,6 +110,7 @@ async function run(flags: RunFlags): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'stopping; containers keep running');
     await agent.stop().catch((err: unknown) => logger.error({ err: String(err) }, 'stop failed'));
+    flushLogs();
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
@@ -111,6 +120,7 @@ async function run(flags: RunFlags): Promise<void> {
     await agent.start();
   } catch (err) {
     process.stderr.write(`kubelet-kit run: ${(err as Error).message}\n`);
+    flushLogs();
     process.exit(1);
   }
 

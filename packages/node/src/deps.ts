@@ -63,6 +63,16 @@ export interface PlegView {
   healthy(): { readonly healthy: boolean; readonly error?: Error | string };
   /** Relists now (between the periodic relists); optional. */
   relist?(): Promise<void>;
+  /**
+   * Optional (the agent falls back to `relist`): a pod whose containers the agent is changing;
+   * relists leave it alone until `inspectPods` reads it or `releasePod` lets go.
+   */
+  holdPod?(uid: string): void;
+  releasePod?(uid: string): void;
+  /** Reads these pods' statuses into the cache now and sends their events. */
+  inspectPods?(
+    pods: readonly { readonly uid: string; readonly name: string; readonly namespace: string }[],
+  ): Promise<void>;
 }
 
 /** Re-exported for convenience of embedders writing their own views. */

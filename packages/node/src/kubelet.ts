@@ -93,13 +93,21 @@ export interface KubeletOptions {
 }
 
 const syncTickMs = 1000;
-const requestedRelistDelayMs = 50;
+const requestedInspectionDelayMs = 50;
 
 /** A step that started, stopped or created something the PLEG should look at. */
 function changedContainers(r: SyncResult): boolean {
   return r.error === undefined && r.action !== 'ConfigPodSandbox';
 }
 const housekeepingPeriodMs = 2000;
+
+function podRef(pod: Pod): { uid: string; name: string; namespace: string } {
+  return {
+    uid: pod.metadata?.uid ?? '',
+    name: pod.metadata?.name ?? '',
+    namespace: pod.metadata?.namespace ?? '',
+  };
+}
 
 function creationTime(pod: Pod): number {
   const t = pod.metadata?.creationTimestamp ?? pod.metadata?.annotations?.[ConfigFirstSeenAnnotationKey];
@@ -124,10 +132,14 @@ export class Kubelet implements PodSyncer {
   readonly #abort = new AbortController();
   readonly #disposers: Array<() => void> = [];
   readonly #startedPods = new Set<string>();
+  /** Pods whose data directories exist. */
+  readonly #podDirsMade = new Set<string>();
   readonly #podsInBackoff = new Set<string>();
   readonly #creations: PQueue;
   #configLoop: Promise<void> | undefined;
-  #relistTimer: Timer | undefined;
+  #inspectionTimer: Timer | undefined;
+  /** Pods to read once the timer fires, by UID. */
+  readonly #inspections = new Map<string, { uid: string; name: string; namespace: string }>();
   #housekeepingBusy = false;
   #lastGC = 0;
   #gcRequested = false;
@@ -211,7 +223,7 @@ export class Kubelet implements PodSyncer {
   /** Stops the loops. Containers keep running: a restarted agent adopts them. */
   async stop(): Promise<void> {
     this.#abort.abort();
-    this.#relistTimer?.cancel();
+    this.#inspectionTimer?.cancel();
     for (const dispose of this.#disposers.splice(0)) dispose();
     const o = this.#o;
     await o.podConfig.stop();
@@ -385,17 +397,27 @@ export class Kubelet implements PodSyncer {
   }
 
   /**
-   * Asks the PLEG for a relist shortly after this agent changed containers, so their new state
+   * Asks the PLEG to read a pod shortly after this agent changed its containers, so the new state
    * reaches the pod's status without waiting for the next 1 s relist (upstream waits). Requests
-   * within the delay share one relist.
+   * within the delay share one round of reads; the delay also puts the read after the end of the
+   * sync, which the pod's worker waits to see a status newer than. A PLEG that cannot read single
+   * pods relists instead.
    */
-  #requestRelist(): void {
-    const relist = this.#o.pleg.relist?.bind(this.#o.pleg);
-    if (!relist || this.#relistTimer || this.#abort.signal.aborted) return;
-    this.#relistTimer = this.#clock.setTimeout(() => {
-      this.#relistTimer = undefined;
-      relist().catch((err: unknown) => this.#log.warn({ err: String(err) }, 'requested relist failed'));
-    }, requestedRelistDelayMs);
+  #requestInspection(pod: { uid: string; name: string; namespace: string }): void {
+    const pleg = this.#o.pleg;
+    if (this.#abort.signal.aborted) {
+      pleg.releasePod?.(pod.uid);
+      return;
+    }
+    this.#inspections.set(pod.uid, pod);
+    if (this.#inspectionTimer) return;
+    this.#inspectionTimer = this.#clock.setTimeout(() => {
+      this.#inspectionTimer = undefined;
+      const pods = [...this.#inspections.values()];
+      this.#inspections.clear();
+      const read = pleg.inspectPods ? pleg.inspectPods(pods) : pleg.relist?.();
+      read?.catch((err: unknown) => this.#log.warn({ err: String(err) }, 'requested pod inspection failed'));
+    }, requestedInspectionDelayMs);
   }
 
   #onSyncTick(): void {
@@ -524,6 +546,7 @@ export class Kubelet implements PodSyncer {
         .then((v) => v.length > 0)
         .catch(() => false);
       if (hasVolumes) continue;
+      this.#podDirsMade.delete(uid);
       await fs.rm(path.join(podsDir, uid), { recursive: true, force: true }).catch(() => {});
     }
   }
@@ -587,8 +610,12 @@ export class Kubelet implements PodSyncer {
       if (!pod.spec?.hostNetwork && o.networkReady && !o.networkReady()) {
         throw new Error('network is not ready: container runtime network not ready');
       }
-      await fs.mkdir(path.join(o.rootDirectory, 'pods', uid, 'volumes'), { recursive: true });
-      await fs.mkdir(path.join(o.rootDirectory, 'pods', uid, 'plugins'), { recursive: true });
+      if (!this.#podDirsMade.has(uid)) {
+        await fs.mkdir(path.join(o.rootDirectory, 'pods', uid, 'volumes'), { recursive: true });
+        await fs.mkdir(path.join(o.rootDirectory, 'pods', uid, 'plugins'), { recursive: true });
+        // Made once per pod (upstream makes them on every sync): only this agent removes them.
+        this.#podDirsMade.add(uid);
+      }
       if (o.volumeManager) {
         try {
           await o.volumeManager.waitForAttachAndMount(pod, { signal: ctx.signal });
@@ -604,21 +631,35 @@ export class Kubelet implements PodSyncer {
       }
       const pullSecrets = await this.#pullSecrets(pod, ctx.signal);
       o.probeManager?.addPod(pod);
-      const runtimeSync = () =>
-        o.runtime.syncPod({
+      // While the runtime works on the pod, relists leave it alone (it is read once done).
+      let held = false;
+      let changed = true;
+      const runtimeSync = async () => {
+        o.pleg.holdPod?.(uid);
+        held = true;
+        const r = await o.runtime.syncPod({
           pod,
           podStatus,
           pullSecrets,
           backOff: this.#crashLoopBackOff,
           signal: ctx.signal,
         });
+        changed = r.syncResults.some(changedContainers);
+        return r;
+      };
       // A pod without a ready sandbox is about to be created: take a creation slot.
       const creating = !podStatus.sandboxStatuses.some((s) => s.state === 'ready');
-      const result = creating
-        ? await this.#creations.add(runtimeSync, { signal: ctx.signal })
-        : await runtimeSync();
+      let result: Awaited<ReturnType<typeof runtimeSync>>;
+      try {
+        result = creating
+          ? await this.#creations.add(runtimeSync, { signal: ctx.signal })
+          : await runtimeSync();
+      } finally {
+        // After a failure nobody knows what was made: read the pod.
+        if (held && changed) this.#requestInspection(podRef(pod));
+        else if (held) o.pleg.releasePod?.(uid);
+      }
       this.reasonCache.update(uid, result);
-      if (result.syncResults.some(changedContainers)) this.#requestRelist();
       const err = podSyncResultError(result);
       // A backoff wait is not a failure (no error backoff, no FailedSync), but the pod is
       // requeued soon enough to restart once its backoff expires.
@@ -653,7 +694,7 @@ export class Kubelet implements PodSyncer {
       ...(gracePeriod !== undefined ? { gracePeriodOverride: gracePeriod } : {}),
       signal: ctx.signal,
     });
-    if (result.syncResults.some(changedContainers)) this.#requestRelist();
+    if (result.syncResults.some(changedContainers)) this.#requestInspection(podRef(pod));
     const err = podSyncResultError(result);
     if (err) throw err;
     o.probeManager?.removePod(pod);
@@ -675,7 +716,9 @@ export class Kubelet implements PodSyncer {
   /** Upstream `SyncTerminatingRuntimePod`: a pod only the runtime knows, killed with grace 1. */
   async syncTerminatingRuntimePod(ctx: PodSyncContext, runningPod: RuntimePod): Promise<void> {
     const result = await this.#o.runtime.killPod({ runningPod, gracePeriodOverride: 1, signal: ctx.signal });
-    if (result.syncResults.some(changedContainers)) this.#requestRelist();
+    if (result.syncResults.some(changedContainers)) {
+      this.#requestInspection({ uid: runningPod.id, name: runningPod.name, namespace: runningPod.namespace });
+    }
     const err = podSyncResultError(result);
     if (err) throw err;
     this.#gcRequested = true;
@@ -689,6 +732,7 @@ export class Kubelet implements PodSyncer {
     o.statusManager.terminatePod(pod);
     this.reasonCache.removePod(pod.metadata?.uid ?? '');
     this.#startedPods.delete(pod.metadata?.uid ?? '');
+    this.#podDirsMade.delete(pod.metadata?.uid ?? '');
     this.#gcRequested = true;
   }
 }

@@ -33,6 +33,8 @@ function emptyEntry(uid: string): CachedPodStatus {
 export class PodStatusCache implements PodStatusCacheContract {
   readonly #pods = new Map<string, CachedPodStatus>();
   readonly #subscribers = new Map<string, Subscriber[]>();
+  /** Held pods, with the global timestamp at the moment of the hold (the last one that covers them). */
+  readonly #held = new Map<string, number | undefined>();
   #timestamp: number | undefined;
 
   /** The entry for `uid`; for an unknown pod an empty status (only its ID set) and no error. */
@@ -80,13 +82,36 @@ export class PodStatusCache implements PodStatusCacheContract {
     timestamp: number,
   ): boolean {
     this.#pods.set(uid, { status, error, modified: timestamp });
+    this.#held.delete(uid);
     this.#notify(uid, timestamp);
     return true;
   }
 
-  /** Forgets the pod; a later `get` returns the empty entry. */
+  /** Forgets the pod (and a hold on it); a later `get` returns the empty entry. */
   delete(uid: string): void {
     this.#pods.delete(uid);
+    this.#held.delete(uid);
+  }
+
+  /**
+   * Stops the global timestamp from vouching for this pod: while somebody changes its containers
+   * and a relist skips it, a later {@link PodStatusCache.updateTime} says nothing about it, and
+   * only its own next {@link PodStatusCache.set} (or {@link PodStatusCache.release}) releases
+   * its waiters. Timestamps from before the hold still count.
+   */
+  hold(uid: string): void {
+    if (!this.#held.has(uid)) this.#held.set(uid, this.#timestamp);
+  }
+
+  /** Ends a {@link PodStatusCache.hold} without a new entry; the global timestamp counts again. */
+  release(uid: string): void {
+    if (!this.#held.delete(uid)) return;
+    if (this.#timestamp !== undefined) this.#notify(uid, this.#timestamp);
+  }
+
+  /** Whether the pod is held. */
+  isHeld(uid: string): boolean {
+    return this.#held.has(uid);
   }
 
   /**
@@ -95,7 +120,9 @@ export class PodStatusCache implements PodStatusCacheContract {
    */
   updateTime(timestamp: number): void {
     this.#timestamp = timestamp;
-    for (const uid of [...this.#subscribers.keys()]) this.#notify(uid, timestamp);
+    for (const uid of [...this.#subscribers.keys()]) {
+      if (!this.#held.has(uid)) this.#notify(uid, timestamp);
+    }
   }
 
   /** The global timestamp, undefined before the first {@link PodStatusCache.updateTime}. */
@@ -112,7 +139,8 @@ export class PodStatusCache implements PodStatusCacheContract {
 
   #getIfNewerThan(uid: string, minTime: number): CachedPodStatus | undefined {
     const entry = this.#pods.get(uid);
-    const globalIsNewer = this.#timestamp !== undefined && this.#timestamp > minTime;
+    const global = this.#held.has(uid) ? this.#held.get(uid) : this.#timestamp;
+    const globalIsNewer = global !== undefined && global > minTime;
     if (!entry) return globalIsNewer ? emptyEntry(uid) : undefined;
     return entry.modified > minTime || globalIsNewer ? entry : undefined;
   }

@@ -24,6 +24,8 @@ import {
 export const DefaultRelistPeriodMs = 1_000;
 /** No successful relist for this long makes the PLEG unhealthy, ms (upstream `genericPlegRelistThreshold`). */
 export const DefaultRelistThresholdMs = 3 * 60_000;
+/** Pods {@link GenericPLEG.inspectPods} reads at once. */
+const inspectionConcurrency = 8;
 /** Events the channel holds before new ones are dropped (upstream `plegChannelCapacity`). */
 export const DefaultPLEGChannelCapacity = 1_000;
 
@@ -46,10 +48,19 @@ export interface RelistResult {
   readonly eventsDiscarded: number;
 }
 
+/** The pod a {@link GenericPLEG.inspectPods} call reads. */
+export interface PodInspection {
+  readonly uid: string;
+  readonly name: string;
+  readonly namespace: string;
+}
+
 /** Running totals of a {@link GenericPLEG}. */
 export interface PLEGStats {
   readonly relists: number;
   readonly relistErrors: number;
+  /** Pods read by {@link GenericPLEG.inspectPods}. */
+  readonly inspections: number;
   /** Events dropped because the channel was full (kubelet_pleg_discard_events). */
   readonly discardedEvents: number;
   /** Start of the last successful relist (epoch ms), undefined before the first. */
@@ -97,6 +108,33 @@ function findState(pod: RuntimePod | undefined, id: string): PlegContainerState 
   if (!pod) return 'non-existent';
   const c = pod.containers.find((x) => x.id.id === id) ?? pod.sandboxes.find((x) => x.id.id === id);
   return c ? convertState(c.state) : 'non-existent';
+}
+
+/** The runtime pod a status describes, as a relist's listing would show it. */
+function podFromStatus(status: RuntimePodStatus): RuntimePod {
+  const runtimeType = status.containerStatuses[0]?.id.type ?? '';
+  return {
+    id: status.id,
+    name: status.name,
+    namespace: status.namespace,
+    createdAt: status.sandboxStatuses[0]?.createdAt ?? 0,
+    containers: status.containerStatuses.map((c) => ({
+      id: c.id,
+      name: c.name,
+      image: c.image,
+      imageId: c.imageId,
+      hash: c.hash,
+      state: c.state,
+    })),
+    sandboxes: status.sandboxStatuses.map((s) => ({
+      id: { type: runtimeType, id: s.id },
+      name: s.name,
+      image: '',
+      imageId: '',
+      hash: '',
+      state: s.state === 'ready' ? 'running' : 'exited',
+    })),
+  };
 }
 
 /** Container and sandbox IDs of both pods, each once, in first-seen order. */
@@ -175,6 +213,8 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
   readonly #records = new Map<string, PodRecord>();
   readonly #listeners = new Set<PodLifecycleEventListener>();
   #podsToReinspect = new Map<string, RuntimePod | undefined>();
+  /** Pods a caller is changing; relists leave them to {@link GenericPLEG.inspectPods}. */
+  readonly #held = new Set<string>();
   #relistTime: number | undefined;
   /** Serializes relists, as upstream's relistLock. */
   #relistChain: Promise<void> = Promise.resolve();
@@ -182,6 +222,7 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
   #stats = {
     relists: 0,
     relistErrors: 0,
+    inspections: 0,
     discardedEvents: 0,
     lastRelistDurationMs: undefined as number | undefined,
     runningPods: 0,
@@ -256,6 +297,38 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
     return this.#relistSerialized(this.#running?.abort.signal);
   }
 
+  /**
+   * Marks a pod whose containers the caller is about to change (a sync creating or killing
+   * them). Until {@link GenericPLEG.inspectPods} reads it or {@link GenericPLEG.releasePod} lets
+   * go, relists neither inspect it nor send its events, and the cache's global timestamp stops
+   * vouching for it, so its worker never takes a status read before the change as current.
+   * Not in upstream's generic PLEG: it spares a relist from reading pods caught half-made.
+   */
+  holdPod(uid: string): void {
+    this.#held.add(uid);
+    this.cache.hold(uid);
+  }
+
+  /** Ends a {@link GenericPLEG.holdPod} without reading the pod (the caller changed nothing). */
+  releasePod(uid: string): void {
+    if (!this.#held.delete(uid)) return;
+    this.cache.release(uid);
+  }
+
+  /**
+   * Reads these pods' statuses now, as a relist would read a changed pod: the cache entry is
+   * replaced, the events since the last read are sent, and a hold is released. Serialized with
+   * relists. A caller that just changed a pod's containers uses it to see the result without a
+   * full relist (in the spirit of upstream's evented PLEG, which learns of changes from the
+   * runtime instead of a listing).
+   */
+  inspectPods(pods: readonly PodInspection[]): Promise<void> {
+    const signal = this.#running?.abort.signal;
+    const next = this.#relistChain.then(() => this.#inspectPods(pods, signal));
+    this.#relistChain = next.catch(() => {});
+    return next;
+  }
+
   /** Running totals, for metrics. */
   stats(): PLEGStats {
     return { ...this.#stats, lastRelistTime: this.#relistTime };
@@ -311,6 +384,11 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
         events.push(...generateEvents(pid, cid, findState(oldPod, cid), findState(pod, cid)));
       }
       if (events.length === 0 && !this.#podsToReinspect.has(pid)) continue;
+      if (this.#held.has(pid)) {
+        // Its changer asks for an inspection when done; the record keeps the change for later.
+        if (this.#podsToReinspect.has(pid)) needsReinspection.set(pid, pod);
+        continue;
+      }
 
       // On an inspection error the record is left as it was, so the same change is seen (and
       // the pod inspected) again on the next relist.
@@ -327,21 +405,9 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
       }
       this.#updateRecord(pid);
 
-      for (const event of events) {
-        // Upstream filters ContainerChanged: it is unreliable and nothing uses it.
-        if (event.type === 'ContainerChanged') continue;
-        if (this.#emit(event)) eventsSent++;
-        else eventsDiscarded++;
-        if (event.type === 'ContainerDied' && result.status) {
-          const died = result.status.containerStatuses.find((c) => c.id.id === event.data);
-          if (died) {
-            this.#logger.info(
-              { podUID: pid, containerID: event.data, exitCode: died.exitCode },
-              'Generic (PLEG): container finished',
-            );
-          }
-        }
-      }
+      const sent = this.#sendEvents(pid, events, result.status);
+      eventsSent += sent.sent;
+      eventsDiscarded += sent.discarded;
     }
 
     // Only now is every changed pod's entry fresh, so waiters on getNewerThan may proceed.
@@ -350,6 +416,83 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
     const durationMs = this.#clock.since(timestamp);
     this.#stats.lastRelistDurationMs = durationMs;
     this.#report({ timestamp, durationMs, intervalMs, ...counts, eventsSent, eventsDiscarded });
+  }
+
+  #sendEvents(
+    pid: string,
+    events: readonly PodLifecycleEvent[],
+    status: RuntimePodStatus | undefined,
+  ): { sent: number; discarded: number } {
+    let sent = 0;
+    let discarded = 0;
+    for (const event of events) {
+      // Upstream filters ContainerChanged: it is unreliable and nothing uses it.
+      if (event.type === 'ContainerChanged') continue;
+      if (this.#emit(event)) sent++;
+      else discarded++;
+      if (event.type === 'ContainerDied' && status) {
+        const died = status.containerStatuses.find((c) => c.id.id === event.data);
+        if (died) {
+          this.#logger.info(
+            { podUID: pid, containerID: event.data, exitCode: died.exitCode },
+            'Generic (PLEG): container finished',
+          );
+        }
+      }
+    }
+    return { sent, discarded };
+  }
+
+  async #inspectPods(pods: readonly PodInspection[], signal: AbortSignal | undefined): Promise<void> {
+    // A few at a time: a burst of finished syncs must not flood the runtime.
+    let next = 0;
+    const worker = async () => {
+      while (next < pods.length) {
+        const pod = pods[next++] as PodInspection;
+        await this.#inspectPod(pod, signal);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(inspectionConcurrency, pods.length) }, worker));
+  }
+
+  async #inspectPod(ref: PodInspection, signal: AbortSignal | undefined): Promise<void> {
+    if (signal?.aborted) return;
+    this.#stats.inspections++;
+    const uid = ref.uid;
+    const timestamp = this.#clock.now();
+    let status: RuntimePodStatus;
+    try {
+      status = await this.#runtime.getPodStatus({ ...ref, ...(signal ? { signal } : {}) });
+    } catch (err) {
+      if (signal?.aborted) return;
+      const error = asError(err);
+      this.#logger.error({ err: error, pod: `${ref.namespace}/${ref.name}` }, 'PLEG: Write status');
+      // The error reaches the pod's worker; the record keeps the change for the next relist.
+      this.#held.delete(uid);
+      this.cache.set(uid, undefined, error, timestamp);
+      return;
+    }
+    if (signal?.aborted) return;
+    const ips = this.#getPodIPs(uid, status);
+    if (ips !== status.ips) status = { ...status, ips };
+    const current = podFromStatus(status);
+    const record = this.#records.get(uid);
+    const old = record?.old;
+    const events: PodLifecycleEvent[] = [];
+    for (const cid of containerIds(old, current)) {
+      events.push(...generateEvents(uid, cid, findState(old, cid), findState(current, cid)));
+    }
+    this.#held.delete(uid);
+    this.#podsToReinspect.delete(uid);
+    if (current.containers.length === 0 && current.sandboxes.length === 0) {
+      // Nothing of the pod is left (or nothing was made): as a relist that no longer lists it.
+      this.#records.delete(uid);
+      this.cache.delete(uid);
+    } else {
+      this.#records.set(uid, { old: current, current: undefined });
+      this.cache.set(uid, status, undefined, timestamp);
+    }
+    this.#sendEvents(uid, events, status);
   }
 
   #emit(event: PodLifecycleEvent): boolean {

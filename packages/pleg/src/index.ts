@@ -13,6 +13,7 @@ export {
   GenericPLEG,
   type GenericPLEGOptions,
   type PLEGStats,
+  type PodInspection,
   type RelistResult,
 } from './generic.js';
 export {

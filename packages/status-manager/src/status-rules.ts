@@ -58,9 +58,19 @@ export function semanticEqual(a: unknown, b: unknown): boolean {
   return true;
 }
 
-/** A deep copy of a JSON value (statuses are plain data). */
+/**
+ * A deep copy of a JSON value (statuses are plain data: objects, arrays, strings, numbers,
+ * booleans; a Date is copied as a Date). Several times cheaper than `structuredClone` for the
+ * small objects copied on every status read and write.
+ */
 export function deepCopy<T>(value: T): T {
-  return structuredClone(value);
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(deepCopy) as T;
+  if (value instanceof Date) return new Date(value.getTime()) as T;
+  const out: Record<string, unknown> = {};
+  const source = value as Record<string, unknown>;
+  for (const key of Object.keys(source)) out[key] = deepCopy(source[key]);
+  return out as T;
 }
 
 /**

@@ -8,6 +8,7 @@ import {
   normalizeStatus,
   updateLastTransitionTime,
 } from '../src/index.js';
+import { deepCopy } from '../src/status-rules.js';
 import { failed, podWith, running, spec, succeeded, waiting } from './helpers.js';
 
 const NOW = '2026-01-01T00:10:00Z';
@@ -245,5 +246,40 @@ describe('canBeDeleted', () => {
     },
   ])('$name', ({ pod: p, finished, want }) => {
     expect(canBeDeleted(p, finished)).toBe(want);
+  });
+});
+
+describe('deepCopy', () => {
+  it('copies nested objects and arrays so that changing the copy leaves the original alone', () => {
+    const original = {
+      phase: 'Running',
+      conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z' }],
+      containerStatuses: [
+        { name: 'a', ready: true, restartCount: 2, state: { running: { startedAt: 'x' } } },
+      ],
+      nothing: null,
+    };
+    const copy = deepCopy(original);
+    expect(copy).toEqual(original);
+    expect(copy).not.toBe(original);
+    copy.conditions[0]!.status = 'False';
+    copy.containerStatuses[0]!.state.running.startedAt = 'y';
+    copy.containerStatuses.push({
+      name: 'b',
+      ready: false,
+      restartCount: 0,
+      state: { running: { startedAt: 'z' } },
+    });
+    expect(original.conditions[0]!.status).toBe('True');
+    expect(original.containerStatuses).toHaveLength(1);
+    expect(original.containerStatuses[0]!.state.running.startedAt).toBe('x');
+  });
+
+  it('copies a Date as a Date with the same time', () => {
+    const at = new Date('2026-11-29T12:00:00Z');
+    const copy = deepCopy({ at });
+    expect(copy.at).toBeInstanceOf(Date);
+    expect(copy.at).not.toBe(at);
+    expect(copy.at.getTime()).toBe(at.getTime());
   });
 });
