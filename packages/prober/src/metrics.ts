@@ -53,20 +53,47 @@ export function createProberMetrics(registry: Registry): ProberMetrics {
       labelNames: ['probe_type', 'container', 'pod', 'namespace'],
       registers: [registry],
     });
-  const base = (l: ProbeMetricLabels) => ({
-    probe_type: l.probeType,
-    container: l.container,
-    pod: l.pod,
-    namespace: l.namespace,
-  });
+  // A worker passes the same labels object every time: its label sets and children are built
+  // once, not per probe.
+  const children = new WeakMap<ProbeMetricLabels, WorkerSeries>();
+  const seriesOf = (l: ProbeMetricLabels): WorkerSeries => {
+    let series = children.get(l);
+    if (!series) {
+      const base = { probe_type: l.probeType, container: l.container, pod: l.pod, namespace: l.namespace };
+      const byResult = (result: ProbeResult) => ({ ...base, result: resultLabel[result] });
+      series = {
+        base,
+        results: [byResult('Success'), byResult('Failure'), byResult('Unknown')],
+        total: {
+          Success: total.labels(byResult('Success')),
+          Failure: total.labels(byResult('Failure')),
+          Unknown: total.labels(byResult('Unknown')),
+        },
+        duration: duration.labels(base),
+      };
+      children.set(l, series);
+    }
+    return series;
+  };
   return {
     observe(labels, result, seconds) {
-      total.inc({ ...base(labels), result: resultLabel[result] });
-      if (result !== 'Failure') duration.observe(base(labels), seconds);
+      const series = seriesOf(labels);
+      series.total[result].inc();
+      if (result !== 'Failure') series.duration.observe(seconds);
     },
     remove(labels) {
-      for (const result of Object.values(resultLabel)) total.remove({ ...base(labels), result });
-      duration.remove(base(labels));
+      const series = seriesOf(labels);
+      for (const set of series.results) total.remove(set);
+      duration.remove(series.base);
+      children.delete(labels);
     },
   };
+}
+
+/** One worker's label sets and prom-client children. */
+interface WorkerSeries {
+  readonly base: Record<string, string>;
+  readonly results: ReadonlyArray<Record<string, string>>;
+  readonly total: Record<ProbeResult, Counter.Internal>;
+  readonly duration: Histogram.Internal<string>;
 }

@@ -16,7 +16,8 @@ import {
 import { ProbeError } from './errors.js';
 import { execProbe, expandContainerCommandOnlyStatic } from './probe/exec.js';
 import { grpcProbe } from './probe/grpc.js';
-import { type PreparedHttpProbe, prepareHttpProbe, runHttpProbe } from './probe/http.js';
+import { AbortWatch, type HttpProbeContext, prepareHttpTarget, runHttpProbe } from './probe/http.js';
+import type { ProbeHttpTarget } from './probe/http-client.js';
 import { type HttpProbeRequest, newRequestForHTTPGetAction } from './probe/http-request.js';
 import { resolveContainerPort } from './probe/port.js';
 import { tcpProbe } from './probe/tcp.js';
@@ -70,11 +71,14 @@ export class Prober {
   readonly #clock: Clock;
   readonly #recorder: EventRecorder;
   readonly #logger: Logger;
-  /** Scratch space for plain-HTTP reads, shared by this prober's probes (used synchronously). */
-  readonly #readBuffer = Buffer.allocUnsafe(16 * 1024);
+  /** Shared by this prober's HTTP probes: a read buffer (used synchronously) and abort listeners. */
+  readonly #httpContext: HttpProbeContext = {
+    readBuffer: Buffer.allocUnsafe(16 * 1024),
+    aborts: new AbortWatch(),
+  };
   readonly #requests = new WeakMap<
     HTTPGetAction,
-    { podIP: string; request: HttpProbeRequest; prepared: PreparedHttpProbe }
+    { podIP: string; request: HttpProbeRequest; target: ProbeHttpTarget | Error }
   >();
 
   constructor(options: ProberOptions) {
@@ -108,19 +112,9 @@ export class Prober {
         error = err;
       }
     }
-    const log = (fields: Record<string, unknown>, message: string) =>
-      this.#logger.debug(
-        {
-          probeType,
-          pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`,
-          containerName: container.name,
-          ...fields,
-        },
-        message,
-      );
     if (!outcome) {
       const message = error instanceof Error ? error.message : String(error);
-      log({ err: message }, 'Probe errored');
+      this.#log(probeType, pod, container, { err: message }, 'Probe errored');
       this.#event(
         pod,
         container,
@@ -134,14 +128,14 @@ export class Prober {
         return 'Success';
       case 'Warning':
         this.#event(pod, container, 'ProbeWarning', `${probeType} probe warning: ${outcome.output}`);
-        log({ output: outcome.output }, 'Probe succeeded with a warning');
+        this.#log(probeType, pod, container, { output: outcome.output }, 'Probe succeeded with a warning');
         return 'Success';
       case 'Failure':
-        log({ output: outcome.output }, 'Probe failed');
+        this.#log(probeType, pod, container, { output: outcome.output }, 'Probe failed');
         this.#event(pod, container, 'Unhealthy', `${probeType} probe failed: ${outcome.output}`);
         return 'Failure';
       default:
-        log({}, 'Probe unknown without error');
+        this.#log(probeType, pod, container, {}, 'Probe unknown without error');
         return 'Failure';
     }
   }
@@ -173,12 +167,13 @@ export class Prober {
       let cached = this.#requests.get(spec.httpGet);
       if (cached?.podIP !== podIP) {
         const request = newRequestForHTTPGetAction(spec.httpGet, container, podIP);
-        cached = { podIP, request, prepared: prepareHttpProbe(request, this.#readBuffer) };
+        cached = { podIP, request, target: prepareHttpTarget(request) };
         this.#requests.set(spec.httpGet, cached);
       }
       return runHttpProbe(
         { timeoutMs, clock: this.#clock, request: cached.request, ...(signal ? { signal } : {}) },
-        cached.prepared,
+        cached.target,
+        this.#httpContext,
       );
     }
     const common = { timeoutMs, clock: this.#clock, ...(signal ? { signal } : {}) };
@@ -193,6 +188,24 @@ export class Prober {
     throw new ProbeError(
       'MissingProbeHandler',
       `missing probe handler for ${m.name}_${m.namespace}(${m.uid}):${container.name}`,
+    );
+  }
+
+  #log(
+    probeType: ProbeType,
+    pod: Pod,
+    container: Container,
+    fields: Record<string, unknown>,
+    message: string,
+  ): void {
+    this.#logger.debug(
+      {
+        probeType,
+        pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`,
+        containerName: container.name,
+        ...fields,
+      },
+      message,
     );
   }
 

@@ -68,6 +68,8 @@ export class ProbeWorker {
   #manualTrigger = false;
   #wake: ((why: Wake) => void) | undefined;
   #done: Promise<void> | undefined;
+  #startedAtText: string | Date | undefined;
+  #startedAtMs: number | undefined;
 
   constructor(host: WorkerHost, probeType: ProbeType, pod: Pod, container: Container) {
     this.#host = host;
@@ -221,7 +223,7 @@ export class ProbeWorker {
 
     const spec = probeForType(this.container, this.probeType);
     if (!spec) return true;
-    const startedAt = timeOf(c.state.running.startedAt);
+    const startedAt = this.#startedAtOf(c.state.running.startedAt);
     const initialDelay = spec.initialDelaySeconds ?? probeDefaults.initialDelaySeconds;
     if (startedAt !== undefined && Math.trunc((host.clock.now() - startedAt) / 1000) < initialDelay)
       return true;
@@ -273,6 +275,15 @@ export class ProbeWorker {
       this.resultRun = 0;
     }
     return true;
+  }
+
+  /** {@link timeOf}, remembering the last time parsed: it only changes with the container. */
+  #startedAtOf(time: string | Date | undefined): number | undefined {
+    if (time !== this.#startedAtText) {
+      this.#startedAtText = time;
+      this.#startedAtMs = timeOf(time);
+    }
+    return this.#startedAtMs;
   }
 
   #startedBeforeRestart(c: ContainerStatus): boolean {

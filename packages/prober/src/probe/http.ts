@@ -31,10 +31,52 @@ export interface HttpProbeOptions {
 }
 
 /** One probe's exchange: the request in flight and why it was cut short, if it was. */
-interface Exchange {
+class Exchange {
   current: ProbeHttpExchange | undefined;
   /** 'deadline' when the timeout fired, 'canceled' when the caller's signal aborted. */
-  cut: 'deadline' | 'canceled' | undefined;
+  why: 'deadline' | 'canceled' | undefined;
+
+  cut(why: 'deadline' | 'canceled'): void {
+    this.why ??= why;
+    this.current?.cut(new Error(why));
+  }
+}
+
+/**
+ * Cuts the probes of an abort signal when it aborts, with one listener per signal rather than
+ * one added and removed per probe (a worker's signal serves all of its probes).
+ */
+export class AbortWatch {
+  readonly #watched = new WeakMap<AbortSignal, Set<Exchange>>();
+
+  add(signal: AbortSignal, exchange: Exchange): void {
+    let set = this.#watched.get(signal);
+    if (!set) {
+      const exchanges = new Set<Exchange>();
+      set = exchanges;
+      this.#watched.set(signal, exchanges);
+      signal.addEventListener(
+        'abort',
+        () => {
+          for (const e of exchanges) e.cut('canceled');
+          exchanges.clear();
+        },
+        { once: true },
+      );
+    }
+    set.add(exchange);
+  }
+
+  delete(signal: AbortSignal, exchange: Exchange): void {
+    this.#watched.get(signal)?.delete(exchange);
+  }
+}
+
+/** What a prober running many probes shares between them. */
+export interface HttpProbeContext {
+  /** Scratch space for plain-HTTP reads (used synchronously, so probes can share it). */
+  readonly readBuffer: Buffer;
+  readonly aborts: AbortWatch;
 }
 
 /**
@@ -45,46 +87,41 @@ interface Exchange {
  * not errors; an error while reading the body is an error.
  */
 export function httpProbe(options: HttpProbeOptions): Promise<ProbeActionResult> {
-  return runHttpProbe(options, undefined);
+  return runHttpProbe(options, undefined, undefined);
 }
 
 /**
- * {@link httpProbe} with the request bytes prepared by the caller (they only change with the
- * request) and a scratch buffer for reads, so that a prober running many probes builds neither
- * per probe.
+ * {@link httpProbe} with the first request's bytes prepared by the caller (see
+ * {@link prepareHttpTarget}; they only change with the request) and a shared context, so that a
+ * prober running many probes builds neither per probe.
  */
 export async function runHttpProbe(
   options: HttpProbeOptions,
-  prepared: PreparedHttpProbe | undefined,
+  target: ProbeHttpTarget | Error | undefined,
+  context: HttpProbeContext | undefined,
 ): Promise<ProbeActionResult> {
-  const exchange: Exchange = { current: undefined, cut: undefined };
-  const cut = (why: 'deadline' | 'canceled') => {
-    exchange.cut ??= why;
-    exchange.current?.cut(new Error(why));
-  };
-  const timer = options.clock.setTimeout(() => cut('deadline'), options.timeoutMs);
+  const exchange = new Exchange();
+  const timer = options.clock.setTimeout(() => exchange.cut('deadline'), options.timeoutMs);
   const signal = options.signal;
-  const onAbort = () => cut('canceled');
-  if (signal?.aborted) onAbort();
-  else signal?.addEventListener('abort', onAbort);
+  let onAbort: (() => void) | undefined;
+  if (signal?.aborted) exchange.cut('canceled');
+  else if (signal && context) context.aborts.add(signal, exchange);
+  else if (signal) {
+    onAbort = () => exchange.cut('canceled');
+    signal.addEventListener('abort', onAbort, { once: true });
+  }
   try {
-    return await doHTTPProbe(options, exchange, prepared);
+    return await doHTTPProbe(options, exchange, target, context);
   } finally {
     timer.cancel();
-    signal?.removeEventListener('abort', onAbort);
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
+    else if (signal && context) context.aborts.delete(signal, exchange);
   }
 }
 
-/** What {@link runHttpProbe} can reuse across probes of one request. */
-export interface PreparedHttpProbe {
-  /** The first request's target, or the error building it gave. */
-  readonly target: ProbeHttpTarget | Error;
-  readonly readBuffer: Buffer;
-}
-
-/** Prepares {@link runHttpProbe}'s reusable parts for `request`. */
-export function prepareHttpProbe(request: HttpProbeRequest, readBuffer: Buffer): PreparedHttpProbe {
-  return { target: targetOf(request.url, request.headers), readBuffer };
+/** The first request of an httpGet probe, or why it cannot be sent; for {@link runHttpProbe}. */
+export function prepareHttpTarget(request: HttpProbeRequest): ProbeHttpTarget | Error {
+  return targetOf(request.url, request.headers);
 }
 
 function targetOf(url: URL, headers: ReadonlyArray<readonly [string, string]>): ProbeHttpTarget | Error {
@@ -101,26 +138,27 @@ function targetOf(url: URL, headers: ReadonlyArray<readonly [string, string]>): 
 async function doHTTPProbe(
   options: HttpProbeOptions,
   exchange: Exchange,
-  prepared: PreparedHttpProbe | undefined,
+  prepared: ProbeHttpTarget | Error | undefined,
+  context: HttpProbeContext | undefined,
 ): Promise<ProbeActionResult> {
   const original = options.request.url;
   const originalHost = original.hostname;
   const follow = options.followNonLocalRedirects === true;
   let url = original;
   let headers = options.request.headers;
-  let target = prepared?.target ?? targetOf(url, headers);
+  let target = prepared ?? targetOf(url, headers);
   const getOptions = {
     bodyLimit: maxRespBodyLength,
     // The body of a redirect that will be followed is not needed.
     wantsBody: (code: number, location: string | undefined) =>
       !(redirectCodes.has(code) && location !== undefined && willFollow(location, url, originalHost, follow)),
-    ...(prepared ? { readBuffer: prepared.readBuffer } : {}),
+    ...(context ? { readBuffer: context.readBuffer } : {}),
   };
   let res: ProbeHttpResponse;
   for (let requests = 1; ; requests++) {
     try {
       if (target instanceof Error) throw target;
-      if (exchange.cut) throw new Error(exchange.cut);
+      if (exchange.why) throw new Error(exchange.why);
       const current = probeHttpGet(target, getOptions);
       exchange.current = current;
       res = await current.response;
@@ -178,8 +216,8 @@ function willFollow(location: string, base: URL, originalHost: string, followNon
 }
 
 function transportMessage(err: unknown, exchange: Exchange): string {
-  if (exchange.cut === 'deadline')
+  if (exchange.why === 'deadline')
     return 'context deadline exceeded (Client.Timeout exceeded while awaiting headers)';
-  if (exchange.cut === 'canceled') return 'context canceled';
+  if (exchange.why === 'canceled') return 'context canceled';
   return err instanceof Error ? err.message : String(err);
 }
