@@ -36,8 +36,6 @@ export async function startAgent({
       '--port',
       '0',
       '--no-table',
-      '--file-check-frequency',
-      '2s',
       ...args,
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },

@@ -266,6 +266,14 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
   readonly #rootDir: string;
   #runtimeName: string;
   readonly #owned: { close(): void }[] = [];
+  /**
+   * The last status read of each sandbox and container, with the state it was read in. Nothing
+   * in a status changes without its state changing (IPs, namespaces, start and finish times,
+   * exit codes, mounts are fixed once the state is), so a status whose listed state is unchanged
+   * is not read again. Entries go when a full listing no longer shows the object.
+   */
+  readonly #sandboxStatusCache = new Map<string, { state: number; status: RuntimeSandboxStatus }>();
+  readonly #containerStatusCache = new Map<string, { state: number; status: RuntimeContainerStatus }>();
 
   constructor(options: KubeGenericRuntimeManagerOptions) {
     this.#opts = options;
@@ -367,6 +375,26 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
 
   // ---- status -------------------------------------------------------------------------------
 
+  /** Forgets the statuses of sandboxes and containers a full listing no longer shows. */
+  #pruneStatusCaches(sandboxes: readonly { id: string }[], containers: readonly { id: string }[]): void {
+    if (this.#sandboxStatusCache.size > 0) {
+      const listed = new Set(sandboxes.map((x) => x.id));
+      for (const id of this.#sandboxStatusCache.keys())
+        if (!listed.has(id)) this.#sandboxStatusCache.delete(id);
+    }
+    if (this.#containerStatusCache.size > 0) {
+      const listed = new Set(containers.map((x) => x.id));
+      for (const id of this.#containerStatusCache.keys())
+        if (!listed.has(id)) this.#containerStatusCache.delete(id);
+    }
+  }
+
+  #rememberSandboxStatus(s: CriPodSandboxStatus): RuntimeSandboxStatus {
+    const status = this.#toSandboxStatus(s);
+    this.#sandboxStatusCache.set(s.id, { state: s.state, status });
+    return status;
+  }
+
   #toSandboxStatus(s: CriPodSandboxStatus): RuntimeSandboxStatus {
     const hostNetwork = s.linux?.namespaces?.options?.network === NamespaceMode.NODE;
     const ips = s.network?.ip ? [s.network.ip, ...s.network.additionalIps.map((a) => a.ip)] : [];
@@ -441,25 +469,35 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     };
     const sandboxStatuses = (
       await Promise.all(
-        sandboxItems.map((item) =>
-          this.#rs
+        sandboxItems.map((item) => {
+          const cached = this.#sandboxStatusCache.get(item.id);
+          if (cached && cached.state === item.state) return cached.status;
+          return this.#rs
             .podSandboxStatus({ podSandboxId: item.id }, { signal })
-            .then((res) => (res.status ? this.#toSandboxStatus(res.status) : undefined), notFoundAsUndefined),
-        ),
+            .then(
+              (res) => (res.status ? this.#rememberSandboxStatus(res.status) : undefined),
+              notFoundAsUndefined,
+            );
+        }),
       )
     ).filter((s): s is RuntimeSandboxStatus => s !== undefined);
     const newest = sandboxStatuses[0];
     const ips = newest && newest.state === 'ready' ? newest.ips : [];
     const containerStatuses = (
       await Promise.all(
-        containerList.containers.map((c) =>
-          this.#rs
-            .containerStatus({ containerId: c.id }, { signal })
-            .then(
-              (res) => (res.status ? this.#toContainerStatus(res.status, runtimeName) : undefined),
-              notFoundAsUndefined,
-            ),
-        ),
+        containerList.containers.map((c) => {
+          const cached = this.#containerStatusCache.get(c.id);
+          if (cached && cached.state === c.state) return cached.status;
+          return this.#rs.containerStatus({ containerId: c.id }, { signal }).then(async (res) => {
+            if (!res.status) return undefined;
+            const status = await this.#toContainerStatus(res.status, runtimeName);
+            // An unknown state may still fill in; every other is settled until it changes.
+            if (res.status.state !== ContainerState.CONTAINER_UNKNOWN) {
+              this.#containerStatusCache.set(c.id, { state: res.status.state, status });
+            }
+            return status;
+          }, notFoundAsUndefined);
+        }),
       )
     ).filter((s): s is RuntimeContainerStatus => s !== undefined);
     containerStatuses.sort((a, b) => b.createdAt - a.createdAt);
@@ -484,6 +522,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
         signal,
       }),
     ]);
+    if (all) this.#pruneStatusCaches(sandboxes.items, containers.containers);
     interface Building {
       id: string;
       name: string;
@@ -652,7 +691,10 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       }
       try {
         const res = await this.#rs.podSandboxStatus({ podSandboxId }, { signal });
-        if (!pod.spec?.hostNetwork && res.status) podIPs = [...this.#toSandboxStatus(res.status).ips];
+        if (res.status) {
+          const status = this.#rememberSandboxStatus(res.status);
+          if (!pod.spec?.hostNetwork) podIPs = [...status.ips];
+        }
       } catch (err) {
         this.#recorder.event(
           this.#podRef(pod),

@@ -23,6 +23,43 @@ const only = (status: Awaited<ReturnType<Harness['status']>>, name: string) =>
   status.containerStatuses.find((c) => c.name === name)!;
 
 describe('getPodStatus', () => {
+  it('reads a sandbox or container status again only when its listed state changed', async () => {
+    const pod = makePod({
+      containers: [
+        { name: 'a', image: 'busybox:v2' },
+        { name: 'b', image: 'busybox:v2' },
+      ],
+    });
+    await h.sync(pod);
+    const first = await h.status(pod);
+    h.server.clearCalls();
+    const again = await h.status(pod);
+    expect(again).toEqual({ ...first, timestamp: again.timestamp });
+    expect(h.server.calls('PodSandboxStatus')).toHaveLength(0);
+    expect(h.server.calls('ContainerStatus')).toHaveLength(0);
+
+    // One container exits: only its status is read again, and it is the new one.
+    h.server.exitContainer(only(first, 'a').id.id, 2);
+    h.server.clearCalls();
+    const afterExit = await h.status(pod);
+    expect(
+      h.server.calls('ContainerStatus').map((c) => (c.request as { containerId: string }).containerId),
+    ).toEqual([only(first, 'a').id.id]);
+    expect(only(afterExit, 'a')).toMatchObject({ state: 'exited', exitCode: 2 });
+    expect(only(afterExit, 'b')).toEqual(only(first, 'b'));
+
+    // The sandbox stops: its status is read again and is not ready.
+    await h.manager.killPod({
+      pod,
+      runningPod: convertPodStatusToRunningPod(afterExit),
+      gracePeriodOverride: 1,
+    });
+    h.server.clearCalls();
+    const stopped = await h.status(pod);
+    expect(h.server.calls('PodSandboxStatus')).toHaveLength(1);
+    expect(stopped.sandboxStatuses[0]?.state).toBe('notready');
+  });
+
   it('reports exit code, reason, times and the termination message from its file', async () => {
     const pod = makePod({ restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox:v2' }] });
     await h.sync(pod);

@@ -60,8 +60,8 @@ async function run(flags: RunFlags): Promise<void> {
   if (logFile) fs.mkdirSync(path.dirname(logFile), { recursive: true });
   const destination = logFile
     ? pino.destination({ dest: logFile, sync: false, mkdir: true })
-    : // Asynchronous: a burst of pod events costs a few coalesced writes, not a write each.
-      pino.destination({ dest: 1, sync: false });
+    : pino.destination(1);
+  // The log file is written asynchronously: what is buffered is written out before exiting.
   const flushLogs = () => {
     try {
       destination.flushSync();

@@ -79,6 +79,8 @@ export interface FileSourceOptions {
 }
 
 interface CachedFile {
+  /** Identity, size and times of the file when it was read: unchanged means not read again. */
+  readonly stamp?: string;
   readonly content: string;
   readonly pods?: Pod[];
   readonly error?: PodValidationError;
@@ -292,7 +294,7 @@ export class FileSource implements PodSource {
         this.#logger.debug({ file }, 'Manifest path is not a directory or file');
         continue;
       }
-      pods.push(...(await this.#extractFromFile(file, errors, seen, info.size)));
+      pods.push(...(await this.#extractFromFile(file, errors, seen, info)));
     }
     this.#finishListing(errors, seen);
     return pods;
@@ -302,12 +304,23 @@ export class FileSource implements PodSource {
     file: string,
     errors: PodValidationError[],
     seen: Set<string>,
-    size?: number,
+    known?: Awaited<ReturnType<typeof stat>>,
   ): Promise<Pod[]> {
     seen.add(file);
     let content: string;
+    let stamp: string;
     try {
-      const bytes = size ?? (await stat(file)).size;
+      const info = known ?? (await stat(file));
+      // Any write changes the change time (nanoseconds on the usual file systems), a replacing
+      // rename the inode: an unchanged stamp is the same content, which a period re-list then
+      // neither reads nor decodes again.
+      stamp = `${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
+      const previous = this.#cache.get(file);
+      if (previous?.stamp === stamp) {
+        if (previous.error) errors.push(previous.error);
+        return deepCopy(previous.pods ?? []);
+      }
+      const bytes = info.size;
       if (bytes > maxConfigLength) {
         const error = new PodValidationError({ source: this.name, file }, undefined, [
           {
@@ -316,7 +329,7 @@ export class FileSource implements PodSource {
             detail: `manifest is ${bytes} bytes, more than the ${maxConfigLength} allowed`,
           },
         ]);
-        this.#reject(file, `<${bytes} bytes>`, error, errors);
+        this.#reject(file, `<${bytes} bytes>`, error, errors, stamp);
         return [];
       }
       content = await readFile(file, 'utf8');
@@ -328,6 +341,7 @@ export class FileSource implements PodSource {
     const cached = this.#cache.get(file);
     if (cached && cached.content === content) {
       if (cached.error) errors.push(cached.error);
+      this.#cache.set(file, { ...cached, stamp });
       return deepCopy(cached.pods ?? []);
     }
     try {
@@ -339,7 +353,7 @@ export class FileSource implements PodSource {
           ? { preventStaticPodAPIReferences: this.#options.preventStaticPodAPIReferences }
           : {}),
       });
-      this.#cache.set(file, { content, pods });
+      this.#cache.set(file, { stamp, content, pods });
       return deepCopy(pods);
     } catch (err) {
       const error =
@@ -348,17 +362,26 @@ export class FileSource implements PodSource {
           : new PodValidationError({ source: this.name, file }, undefined, [
               { field: '<document>', type: 'Invalid value', detail: String((err as Error)?.message ?? err) },
             ]);
-      this.#reject(file, content, error, errors);
+      this.#reject(file, content, error, errors, stamp);
       return [];
     }
   }
 
   /** Records a rejected file; reports it only when it is new or its content changed. */
-  #reject(file: string, content: string, error: PodValidationError, errors: PodValidationError[]): void {
+  #reject(
+    file: string,
+    content: string,
+    error: PodValidationError,
+    errors: PodValidationError[],
+    stamp: string,
+  ): void {
     errors.push(error);
     const cached = this.#cache.get(file);
-    if (cached?.error && cached.content === content) return;
-    this.#cache.set(file, { content, error });
+    if (cached?.error && cached.content === content) {
+      this.#cache.set(file, { ...cached, stamp });
+      return;
+    }
+    this.#cache.set(file, { stamp, content, error });
     this.#logger.warn({ file, field: error.field, err: error.message }, "Can't process config file");
     this.#recorder.event(
       {

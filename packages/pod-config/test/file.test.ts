@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rename, rm, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock, InMemoryEventRecorder, type PodUpdate } from '@kubelet-kit/core';
@@ -267,6 +267,32 @@ describe('FileSource on a real directory', () => {
     h.clock.advance(1);
     await h.source.whenIdle();
     expect(h.take()).toEqual([{ op: 'ADD', names: ['p-node1'] }]);
+    await h.stop();
+  });
+
+  it('sees an in-place edit of the same size whose modification time was put back', async () => {
+    const h = await harness({ watch: false });
+    h.take();
+    const file = join(dir, 'p.yaml');
+    await writeFile(file, manifest('p', 'nginx:1.27'));
+    const { mtime } = await stat(file);
+    h.clock.advance(20_000);
+    await h.source.whenIdle();
+    expect(h.take()).toEqual([{ op: 'ADD', names: ['p-node1'] }]);
+    // Unchanged: the period re-list sends nothing new.
+    h.clock.advance(20_000);
+    await h.source.whenIdle();
+    expect(h.take()).toEqual([]);
+    // Same length, same modification time: only the change time (and the content) differ.
+    await writeFile(file, manifest('p', 'nginx:1.28'));
+    await utimes(file, mtime, mtime);
+    h.clock.advance(20_000);
+    await h.source.whenIdle();
+    // A new spec is a new static pod UID: the old pod goes, the new one comes.
+    expect(h.take()).toEqual([
+      { op: 'REMOVE', names: ['p-node1'] },
+      { op: 'ADD', names: ['p-node1'] },
+    ]);
     await h.stop();
   });
 
