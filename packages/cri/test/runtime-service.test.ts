@@ -322,6 +322,57 @@ describe('containers', () => {
     expect(listed).toMatchObject({ podSandboxId: a.podSandboxId, metadata: { name: 'c', attempt: 0 } });
   });
 
+  test("lists filtered by the kubelet's pod UID label follow creation, stop and removal", async () => {
+    const { runtime } = await harness();
+    const uidLabel = 'io.kubernetes.pod.uid';
+    const make = async (uid: string) => {
+      const config = sandboxConfig(uid, { labels: { [uidLabel]: uid } });
+      const { podSandboxId } = await runtime.runPodSandbox({ config });
+      const { containerId } = await runtime.createContainer({
+        podSandboxId,
+        config: containerConfig('c', { labels: { container: 'c', [uidLabel]: uid } }),
+        sandboxConfig: config,
+      });
+      await runtime.startContainer({ containerId });
+      return { podSandboxId, containerId };
+    };
+    const a = await make('pod-a');
+    const b = await make('pod-b');
+    const a2 = await make('pod-a2');
+    const of = async (uid: string) => ({
+      sandboxes: (await runtime.listPodSandbox({ filter: { labelSelector: { [uidLabel]: uid } } })).items.map(
+        (x) => x.id,
+      ),
+      containers: (
+        await runtime.listContainers({ filter: { labelSelector: { [uidLabel]: uid } } })
+      ).containers.map((x) => x.id),
+    });
+    expect(await of('pod-a')).toEqual({ sandboxes: [a.podSandboxId], containers: [a.containerId] });
+    expect(await of('pod-b')).toEqual({ sandboxes: [b.podSandboxId], containers: [b.containerId] });
+    // A selector with the UID and another label must match both.
+    const both = await runtime.listContainers({
+      filter: { labelSelector: { [uidLabel]: 'pod-a2', container: 'c' } },
+    });
+    expect(both.containers.map((x) => x.id)).toEqual([a2.containerId]);
+    const none = await runtime.listContainers({
+      filter: { labelSelector: { [uidLabel]: 'pod-a2', container: 'x' } },
+    });
+    expect(none.containers).toEqual([]);
+
+    // Stopping the sandbox stops its container only.
+    await runtime.stopPodSandbox({ podSandboxId: a.podSandboxId });
+    const running = await runtime.listContainers({
+      filter: { state: { state: ContainerState.CONTAINER_RUNNING } },
+    });
+    expect(running.containers.map((x) => x.id).sort()).toEqual([b.containerId, a2.containerId].sort());
+
+    // Removal takes the pod's sandbox and container out of the filtered lists.
+    await runtime.removePodSandbox({ podSandboxId: a.podSandboxId });
+    expect(await of('pod-a')).toEqual({ sandboxes: [], containers: [] });
+    expect(await of('pod-b')).toEqual({ sandboxes: [b.podSandboxId], containers: [b.containerId] });
+    expect(await of('nobody')).toEqual({ sandboxes: [], containers: [] });
+  });
+
   test('UpdateContainerResources and ReopenContainerLog', async () => {
     const { server, runtime } = await harness();
     const { containerId } = await runningContainer(runtime);

@@ -305,6 +305,8 @@ export function createAgent(options: AgentOptions): Agent {
     cache: podCache,
     clock,
     logger: logger.child({ component: 'pleg' }),
+    // The sync loop takes events through watch(); an unread channel would fill and drop.
+    channelCapacity: 0,
     onRelist: (r) => metrics.plegRelistDuration.observe(r.durationMs / 1000),
   });
 

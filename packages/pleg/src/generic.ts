@@ -83,7 +83,11 @@ export interface GenericPLEGOptions {
   readonly relistPeriodMs?: number;
   /** Default {@link DefaultRelistThresholdMs}. */
   readonly relistThresholdMs?: number;
-  /** Capacity of {@link GenericPLEG.events}; default {@link DefaultPLEGChannelCapacity}. Ignored when `eventChannel` is given. */
+  /**
+   * Capacity of {@link GenericPLEG.events}; default {@link DefaultPLEGChannelCapacity}. Ignored
+   * when `eventChannel` is given. 0 for a caller that takes events through `watch` only: nothing
+   * is buffered, and an event a watcher received is not counted as dropped.
+   */
   readonly channelCapacity?: number;
   /** A channel of the caller's (upstream passes the channel in). */
   readonly eventChannel?: EventChannel<PodLifecycleEvent>;
@@ -504,6 +508,8 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
       }
     }
     if (this.events.trySend(event)) return true;
+    // A channel without capacity is for waiting receivers only: with watchers, nothing was lost.
+    if (this.events.capacity === 0 && this.#listeners.size > 0) return true;
     this.#stats.discardedEvents++;
     this.#logger.error(
       { podUID: event.id, type: event.type },

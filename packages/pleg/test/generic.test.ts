@@ -553,3 +553,26 @@ describe('GenericPLEG health, metrics and lifecycle', () => {
     expect(logger.records.some((r) => r.message === 'PLEG: event listener failed')).toBe(true);
   });
 });
+
+describe('GenericPLEG without a channel buffer', () => {
+  it('with capacity 0, events reach watchers and none counts as dropped however many there are', async () => {
+    const runtime = new FakeRuntime();
+    const logger = new InMemoryLogger();
+    const pleg = new GenericPLEG({ runtime, clock: new FakeClock(), logger, channelCapacity: 0 });
+    const seen: PodLifecycleEvent[] = [];
+    pleg.watch((e) => seen.push(e));
+    runtime.pods = Array.from({ length: 30 }, (_, i) => pod(`p${i}`, [container(`c${i}`, 'running')]));
+    await pleg.relist();
+    expect(seen).toHaveLength(30);
+    expect(pleg.stats().discardedEvents).toBe(0);
+    expect(logger.records.filter((e) => e.level === 'error')).toEqual([]);
+  });
+
+  it('with capacity 0 and no watcher, an event nobody waits for is dropped and counted', async () => {
+    const runtime = new FakeRuntime();
+    const pleg = new GenericPLEG({ runtime, clock: new FakeClock(), channelCapacity: 0 });
+    runtime.pods = [pod('p', [container('c', 'running')])];
+    await pleg.relist();
+    expect(pleg.stats().discardedEvents).toBe(1);
+  });
+});

@@ -132,6 +132,41 @@ function newId(): string {
   return randomBytes(32).toString('hex');
 }
 
+/** The label the kubelet filters a pod's sandboxes and containers by. */
+const podUidLabel = 'io.kubernetes.pod.uid';
+
+/** IDs grouped by a key, so that filtered lists do not scan every object. */
+class IdIndex {
+  readonly #ids = new Map<string, Set<string>>();
+  add(key: string | undefined, id: string): void {
+    if (key === undefined) return;
+    const set = this.#ids.get(key);
+    if (set) set.add(id);
+    else this.#ids.set(key, new Set([id]));
+  }
+  delete(key: string | undefined, id: string): void {
+    if (key === undefined) return;
+    const set = this.#ids.get(key);
+    if (!set) return;
+    set.delete(id);
+    if (set.size === 0) this.#ids.delete(key);
+  }
+  get(key: string): ReadonlySet<string> {
+    return this.#ids.get(key) ?? new Set();
+  }
+}
+
+/** The objects of `all` a filter can match: all of them, or those of one indexed key. */
+function candidates<T>(all: ReadonlyMap<string, T>, narrowed: ReadonlySet<string> | undefined): Iterable<T> {
+  if (!narrowed) return all.values();
+  const out: T[] = [];
+  for (const id of narrowed) {
+    const x = all.get(id);
+    if (x) out.push(x);
+  }
+  return out;
+}
+
 function matchesLabels(labels: Record<string, string>, selector: Record<string, string>): boolean {
   return Object.entries(selector).every(([k, v]) => labels[k] === v);
 }
@@ -147,6 +182,9 @@ function stateName(state: ContainerState): string {
 export class FakeRuntimeService {
   readonly #sandboxes = new Map<string, SandboxRecord>();
   readonly #containers = new Map<string, ContainerRecord>();
+  readonly #sandboxesByPod = new IdIndex();
+  readonly #containersByPod = new IdIndex();
+  readonly #containersBySandbox = new IdIndex();
   readonly #names = new Map<string, string>();
   readonly #exec: ExecRegistration[] = [];
   readonly #subscribers = new Set<(event: ContainerEventResponse) => void>();
@@ -308,6 +346,8 @@ export class FakeRuntimeService {
   #remove(c: ContainerRecord): void {
     if (c.state === ContainerState.CONTAINER_RUNNING) this.#exit(c, KILLED_EXIT_CODE);
     this.#containers.delete(c.id);
+    this.#containersByPod.delete(c.config.labels[podUidLabel], c.id);
+    this.#containersBySandbox.delete(c.podSandboxId, c.id);
     this.#names.delete(c.name);
     this.#emit(c, CONTAINER_EVENT.CONTAINER_DELETED_EVENT);
   }
@@ -410,13 +450,14 @@ export class FakeRuntimeService {
           ip: hostNetwork ? '' : this.#allocateIp(),
           runtimeHandler: req.runtimeHandler,
         });
+        this.#sandboxesByPod.add(config.labels[podUidLabel], id);
         return { podSandboxId: id };
       },
 
       StopPodSandbox: (req) => {
         const sandbox = this.#sandbox(req.podSandboxId);
-        for (const c of this.#containers.values()) {
-          if (c.podSandboxId === sandbox.id && c.state === ContainerState.CONTAINER_RUNNING) {
+        for (const c of candidates(this.#containers, this.#containersBySandbox.get(sandbox.id))) {
+          if (c.state === ContainerState.CONTAINER_RUNNING) {
             // containerd stops them with a zero grace period.
             this.#exit(c, KILLED_EXIT_CODE);
           }
@@ -431,9 +472,12 @@ export class FakeRuntimeService {
         const sandbox =
           this.#sandboxes.get(req.podSandboxId) ?? this.#byPrefix(this.#sandboxes, req.podSandboxId);
         if (!sandbox) return {}; // idempotent
-        for (const c of [...this.#containers.values()]) if (c.podSandboxId === sandbox.id) this.#remove(c);
+        for (const c of [...candidates(this.#containers, this.#containersBySandbox.get(sandbox.id))]) {
+          this.#remove(c);
+        }
         sandbox.state = PodSandboxState.SANDBOX_NOTREADY;
         this.#sandboxes.delete(sandbox.id);
+        this.#sandboxesByPod.delete(sandbox.config.labels[podUidLabel], sandbox.id);
         this.#names.delete(sandbox.name);
         return {};
       },
@@ -453,7 +497,12 @@ export class FakeRuntimeService {
 
       ListPodSandbox: (req) => {
         const f = req.filter;
-        const items = [...this.#sandboxes.values()].filter(
+        const uid = f?.labelSelector?.[podUidLabel];
+        const pool = candidates(
+          this.#sandboxes,
+          uid !== undefined ? this.#sandboxesByPod.get(uid) : undefined,
+        );
+        const items = [...pool].filter(
           (s) =>
             (!f?.id || s.id.startsWith(f.id)) &&
             (f?.state === undefined || s.state === f.state.state) &&
@@ -516,6 +565,8 @@ export class FakeRuntimeService {
           logPath,
         };
         this.#containers.set(id, record);
+        this.#containersByPod.add(config.labels[podUidLabel], id);
+        this.#containersBySandbox.add(sandbox.id, id);
         this.#emit(record, CONTAINER_EVENT.CONTAINER_CREATED_EVENT);
         return { containerId: id };
       },
@@ -562,7 +613,12 @@ export class FakeRuntimeService {
 
       ListContainers: (req) => {
         const f = req.filter;
-        const items = [...this.#containers.values()].filter(
+        const uid = f?.labelSelector?.[podUidLabel];
+        const pool = candidates(
+          this.#containers,
+          uid !== undefined ? this.#containersByPod.get(uid) : undefined,
+        );
+        const items = [...pool].filter(
           (c) =>
             (!f?.id || c.id.startsWith(f.id)) &&
             (!f?.podSandboxId || c.podSandboxId.startsWith(f.podSandboxId)) &&
