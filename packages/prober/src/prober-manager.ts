@@ -78,7 +78,17 @@ export interface ProbeManagerOptions {
    * Default false: such containers keep their Started and, if the pod was Ready, Ready.
    */
   readonly changeContainerStatusOnKubeletRestart?: boolean;
+  /**
+   * Probe ticks fall on multiples of this many ms of the clock, so that workers whose schedules
+   * are this close share one wake-up of the process; a tick is at most this much later than
+   * upstream's schedule and keeps its phase. 0 ticks exactly on schedule. Default
+   * {@link defaultTickAlignmentMs}.
+   */
+  readonly tickAlignmentMs?: number;
 }
+
+/** Default of {@link ProbeManagerOptions.tickAlignmentMs}: a fiftieth of the shortest period. */
+export const defaultTickAlignmentMs = 20;
 
 const probeOrder: readonly ProbeType[] = ['Startup', 'Readiness', 'Liveness'];
 
@@ -138,6 +148,7 @@ export class DefaultProbeManager implements ProbeManager {
       metrics,
       logger,
       preserveStatusOnRestart: !this.#changeOnRestart,
+      tickAlignmentMs: Math.max(0, options.tickAlignmentMs ?? defaultTickAlignmentMs),
       results,
       workerExited: (w) => this.#removeWorker(w),
     };

@@ -100,6 +100,43 @@ describe('DefaultProbeManager', () => {
     await t.manager.stop();
   });
 
+  it('aligns ticks on a grid of tickAlignmentMs: at most that much late, same period', async () => {
+    const t = setupStarted({ tickAlignmentMs: 20 });
+    // Off the grid: the worker starts 7 ms past a multiple of 20 ms.
+    t.clock.advance(7);
+    t.statuses.setContainer(runningStatus(t.clock.now() - 60_000));
+    t.manager.addPod(podWith('Liveness', execProbe({ periodSeconds: 1 })));
+    const starts: number[] = [];
+    const original = t.runner.runInContainer.bind(t.runner);
+    t.runner.runInContainer = (o) => {
+      starts.push(t.clock.now());
+      return original(o);
+    };
+    const added = t.clock.now();
+    t.manager.start();
+    await t.clock.tick(0);
+    await t.clock.tick(3_100);
+    // The first probe at once (as upstream), then ticks 13 ms later than upstream's, on the grid.
+    expect(starts.map((s) => s - added)).toEqual([0, 1_013, 2_013, 3_013]);
+    expect(starts.slice(1).every((s) => s % 20 === 0)).toBe(true);
+    await t.manager.stop();
+  });
+
+  it('aligns the jittered first probe on the grid too', async () => {
+    const t = setup({ random: () => 0.2504, tickAlignmentMs: 20 });
+    t.statuses.setContainer(runningStatus(t.clock.now() - 60_000));
+    t.manager.addPod(podWith('Readiness', execProbe({ periodSeconds: 1 })));
+    t.manager.start();
+    // 250.4 ms of jitter rounds up to 260 ms.
+    await t.clock.tick(259);
+    expect(t.runner.calls).toHaveLength(0);
+    await t.clock.tick(1);
+    expect(t.runner.calls).toHaveLength(1);
+    await t.clock.tick(1_000);
+    expect(t.runner.calls).toHaveLength(2);
+    await t.manager.stop();
+  });
+
   it('readiness failures never touch the liveness results (no restart from readiness)', async () => {
     const t = setupStarted();
     const seen = collect(t.manager);
