@@ -34,6 +34,11 @@ export interface AgentOptions {
   readonly rootDirectory?: string;
   /** Upstream --container-runtime-endpoint. */
   readonly runtimeEndpoint: string;
+  /**
+   * Largest CRI message sent or received, bytes (default 16 MiB, upstream's limit). A runtime
+   * listing tens of thousands of pods answers with more than that.
+   */
+  readonly maxCriMessageBytes?: number;
   /** Upstream --pod-manifest-path: a directory or a file of static pods. */
   readonly podManifestPath?: string;
   /** Upstream --manifest-url. */
@@ -215,12 +220,13 @@ export function createAgent(options: AgentOptions): Agent {
     stop: () => podConfig.stop(),
   };
 
+  const criLimits = options.maxCriMessageBytes ? { maxMessageBytes: options.maxCriMessageBytes } : {};
   const runtimeService = instrumentCriClient(
-    new RuntimeServiceClient({ endpoint: options.runtimeEndpoint }),
+    new RuntimeServiceClient({ endpoint: options.runtimeEndpoint, ...criLimits }),
     metrics,
   );
   const imageService = instrumentCriClient(
-    new ImageServiceClient({ endpoint: options.runtimeEndpoint }),
+    new ImageServiceClient({ endpoint: options.runtimeEndpoint, ...criLimits }),
     metrics,
   );
 
