@@ -140,7 +140,8 @@ try {
       if (allStarted || performance.now() - start > 60_000) {
         const running = (await agent.pods()).filter((p) => p.status?.phase === 'Running').length;
         if (running === N) break;
-        if (performance.now() > deadline) throw new Error(`only ${running}/${N} pods Running after 10 minutes`);
+        if (performance.now() > deadline)
+          throw new Error(`only ${running}/${N} pods Running after 10 minutes`);
       }
       await sleep(allStarted ? 20 : 200);
     }
