@@ -88,7 +88,7 @@ export interface ProbeManagerOptions {
 }
 
 /** Default of {@link ProbeManagerOptions.tickAlignmentMs}: a fiftieth of the shortest period. */
-export const defaultTickAlignmentMs = 50;
+export const defaultTickAlignmentMs = 20;
 
 const probeOrder: readonly ProbeType[] = ['Startup', 'Readiness', 'Liveness'];
 
