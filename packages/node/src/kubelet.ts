@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import {
@@ -146,6 +147,8 @@ export class Kubelet implements PodSyncer {
 
   constructor(options: KubeletOptions) {
     this.#o = options;
+    // Housekeeping, GC and pull-secret reads all listen on it, often at the same time.
+    setMaxListeners(0, this.#abort.signal);
     this.#log = options.logger ?? noopLogger;
     this.#recorder = options.recorder ?? noopEventRecorder;
     this.#clock = options.clock;

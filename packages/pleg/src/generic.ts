@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import {
   type Clock,
   type Logger,
@@ -248,6 +249,8 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
   start(): void {
     if (this.#running) return;
     const running = { abort: new AbortController(), timer: undefined as Timer | undefined };
+    // Every CRI call of a relist or inspection listens on it, several at once.
+    setMaxListeners(0, running.abort.signal);
     this.#running = running;
     // As wait.Until: relist, then wait a full period after it finished.
     const loop = () => {
