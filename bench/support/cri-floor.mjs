@@ -5,6 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { generateContainerConfig, generatePodSandboxConfig } from '@kubelet-kit/kuberuntime';
 
+const floorPodIP = '10.244.255.254';
+
 /**
  * The sandbox and container configs the agent (createAgent's defaults: no DNS options, no cgroup
  * parent, logs under `<root>/logs/pods`) would send for each pod.
@@ -29,9 +31,13 @@ export async function buildFloorConfigs({ pods, imageService, rootDir, nodeName,
         restartCount: 0,
         imageRef: image.id,
         imageUser: { username: image.username, ...(image.uid ? { uid: image.uid.value } : {}) },
-        env: { nodeName, podIP: '', podIPs: [], hostIPs: nodeIPs },
+        // The agent knows the pod IP (from the sandbox) when it makes a container, and mounts a
+        // kubelet-managed /etc/hosts with it; the floor, whose configs are made before its
+        // sandboxes, uses a stand-in IP: the value does not change the runtime's work.
+        env: { nodeName, podIP: floorPodIP, podIPs: [floorPodIP], hostIPs: nodeIPs },
         volumes: new Map(),
         podDir: path.join(rootDir, 'pods', pod.metadata.uid),
+        etcHosts: { podDir: path.join(rootDir, 'pods', pod.metadata.uid) },
         podLogsRootDirectory,
         memoryCapacity: os.totalmem(),
         resources: {},
