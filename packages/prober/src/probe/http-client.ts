@@ -152,6 +152,8 @@ class ProbeRequest implements ProbeHttpExchange {
         ...(net.isIP(target.host) ? {} : { servername: target.host }),
       });
       socket.on('data', (chunk: Buffer) => this.#onData(chunk, chunk.length));
+      // A TLS socket can close without an 'end' (no close_notify).
+      socket.on('close', () => this.#onEnd());
     } else if (options.readBuffer) {
       const buffer = options.readBuffer;
       socket = net.connect({
@@ -172,7 +174,6 @@ class ProbeRequest implements ProbeHttpExchange {
     this.#socket = socket;
     socket.on('error', (err: Error) => this.#fail(err.message, err));
     socket.on('end', () => this.#onEnd());
-    socket.on('close', () => this.#onEnd());
     socket.write(target.bytes);
   }
 
