@@ -165,9 +165,14 @@ async function runLevel(n, timeoutMs) {
   await agent.start();
   const deadline = start + timeoutMs;
   let running = 0;
+  let lastReport = start;
   while (performance.now() < deadline) {
     running = await startedPods(agent.metrics);
     if (running >= n) break;
+    if (performance.now() - lastReport > 30_000) {
+      lastReport = performance.now();
+      log(`${n} pods: ${running} Running after ${((lastReport - start) / 1000).toFixed(0)} s`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   const seconds = (performance.now() - start) / 1000;
