@@ -135,7 +135,9 @@ console.log(
       name: 'prober.http1000.driftMs',
       value: Number(driftMs.toFixed(2)),
       unit: 'ms',
-      note: `mean lateness of ${count} probe starts vs schedule; ${failures} failed`,
+      note:
+        `mean lateness of ${count} probe starts vs each worker's first start + k × period (negative: ` +
+        `the first start was itself late, the later ones keep to the intended times); ${failures} failed`,
     },
   ]),
 );
