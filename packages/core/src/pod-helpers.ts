@@ -5,7 +5,7 @@ import {
   ConfigSourceAnnotationKey,
   SystemCriticalPriority,
 } from './pod-update.js';
-import type { RuntimePodStatus } from './runtime.js';
+import type { RuntimeContainerStatus, RuntimePod, RuntimePodStatus } from './runtime.js';
 
 /** `name_namespace`, the kubelet's key for a pod across UIDs (upstream `BuildPodFullName`). */
 export function buildPodFullName(name: string, namespace: string): string {
@@ -68,4 +68,37 @@ export function podSandboxChanged(pod: Pod, podStatus: RuntimePodStatus): Sandbo
     return { changed: true, attempt: next, sandboxId: newest.id };
   }
   return { changed: false, attempt: newest.attempt, sandboxId: newest.id };
+}
+
+/**
+ * The runtime pod a status describes, as a runtime listing shows it: the containers `include`
+ * picks (default all) and every sandbox, a ready sandbox as running and any other as exited.
+ */
+export function runtimePodFromStatus(
+  status: RuntimePodStatus,
+  include: (container: RuntimeContainerStatus) => boolean = () => true,
+): RuntimePod {
+  const runtimeType = status.containerStatuses[0]?.id.type ?? '';
+  return {
+    id: status.id,
+    name: status.name,
+    namespace: status.namespace,
+    createdAt: status.sandboxStatuses[0]?.createdAt ?? 0,
+    containers: status.containerStatuses.filter(include).map((c) => ({
+      id: c.id,
+      name: c.name,
+      image: c.image,
+      imageId: c.imageId,
+      hash: c.hash,
+      state: c.state,
+    })),
+    sandboxes: status.sandboxStatuses.map((s) => ({
+      id: { type: runtimeType, id: s.id },
+      name: s.name,
+      image: '',
+      imageId: '',
+      hash: '',
+      state: s.state === 'ready' ? 'running' : 'exited',
+    })),
+  };
 }

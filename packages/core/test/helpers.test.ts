@@ -10,6 +10,8 @@ import {
   PodSyncError,
   parseContainerID,
   podSyncResultError,
+  type RuntimePodStatus,
+  runtimePodFromStatus,
 } from '../src/index.js';
 
 const pod = (annotations: Record<string, string> = {}, priority?: number): Pod => ({
@@ -73,5 +75,77 @@ describe('InMemoryLogger', () => {
       { level: 'info', message: 'hello', fields: { pod: 'web', n: 1 } },
       { level: 'warn', message: 'plain', fields: {} },
     ]);
+  });
+});
+
+describe('runtimePodFromStatus', () => {
+  const status: RuntimePodStatus = {
+    id: 'uid-1',
+    name: 'web',
+    namespace: 'ns',
+    ips: ['10.0.0.5'],
+    timestamp: 0,
+    sandboxStatuses: [
+      {
+        id: 'sb-new',
+        name: 'web',
+        namespace: 'ns',
+        uid: 'uid-1',
+        attempt: 1,
+        state: 'ready',
+        createdAt: 2000,
+        ips: ['10.0.0.5'],
+        hostNetwork: false,
+        labels: {},
+        annotations: {},
+      },
+      {
+        id: 'sb-old',
+        name: 'web',
+        namespace: 'ns',
+        uid: 'uid-1',
+        attempt: 0,
+        state: 'notready',
+        createdAt: 1000,
+        ips: [],
+        hostNetwork: false,
+        labels: {},
+        annotations: {},
+      },
+    ],
+    containerStatuses: (['running', 'exited'] as const).map((state, i) => ({
+      id: { type: 'containerd', id: `c${i}` },
+      name: `c${i}`,
+      state,
+      createdAt: 0,
+      startedAt: 0,
+      finishedAt: 0,
+      exitCode: 0,
+      image: 'img',
+      imageId: 'sha',
+      hash: 'h',
+      restartCount: 0,
+      reason: '',
+      message: '',
+    })),
+  };
+
+  it('keeps every container by default and maps sandbox states as a listing shows them', () => {
+    const pod = runtimePodFromStatus(status);
+    expect(pod).toMatchObject({ id: 'uid-1', name: 'web', namespace: 'ns', createdAt: 2000 });
+    expect(pod.containers.map((c) => [c.id.id, c.state])).toEqual([
+      ['c0', 'running'],
+      ['c1', 'exited'],
+    ]);
+    expect(pod.sandboxes.map((s) => [s.id, s.state])).toEqual([
+      [{ type: 'containerd', id: 'sb-new' }, 'running'],
+      [{ type: 'containerd', id: 'sb-old' }, 'exited'],
+    ]);
+  });
+
+  it('keeps only the containers the filter picks, and still every sandbox', () => {
+    const pod = runtimePodFromStatus(status, (c) => c.state === 'running');
+    expect(pod.containers.map((c) => c.id.id)).toEqual(['c0']);
+    expect(pod.sandboxes).toHaveLength(2);
   });
 });

@@ -35,6 +35,7 @@ import {
   type RuntimeSandboxStatus,
   type RuntimeSyncPodOptions,
   type RuntimeVersion,
+  runtimePodFromStatus,
   type SyncResult,
   type VolumeProvider,
 } from '@kubelet-kit/core';
@@ -224,30 +225,7 @@ function fieldPath(type: ContainerType, name: string): string {
 
 /** Only running containers, and every sandbox (upstream `ConvertPodStatusToRunningPod`). */
 export function convertPodStatusToRunningPod(status: RuntimePodStatus): RuntimePod {
-  return {
-    id: status.id,
-    name: status.name,
-    namespace: status.namespace,
-    createdAt: status.sandboxStatuses[0]?.createdAt ?? 0,
-    containers: status.containerStatuses
-      .filter((c) => c.state === 'running')
-      .map((c) => ({
-        id: c.id,
-        name: c.name,
-        image: c.image,
-        imageId: c.imageId,
-        hash: c.hash,
-        state: c.state,
-      })),
-    sandboxes: status.sandboxStatuses.map((s) => ({
-      id: { type: status.containerStatuses[0]?.id.type ?? '', id: s.id },
-      name: s.name,
-      image: '',
-      imageId: '',
-      hash: '',
-      state: s.state === 'ready' ? 'running' : 'exited',
-    })),
-  };
+  return runtimePodFromStatus(status, (c) => c.state === 'running');
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   type RuntimeContainerState,
   type RuntimePod,
   type RuntimePodStatus,
+  runtimePodFromStatus,
   type Timer,
 } from '@kubelet-kit/core';
 import { PodStatusCache } from './cache.js';
@@ -113,33 +114,6 @@ function findState(pod: RuntimePod | undefined, id: string): PlegContainerState 
   if (!pod) return 'non-existent';
   const c = pod.containers.find((x) => x.id.id === id) ?? pod.sandboxes.find((x) => x.id.id === id);
   return c ? convertState(c.state) : 'non-existent';
-}
-
-/** The runtime pod a status describes, as a relist's listing would show it. */
-function podFromStatus(status: RuntimePodStatus): RuntimePod {
-  const runtimeType = status.containerStatuses[0]?.id.type ?? '';
-  return {
-    id: status.id,
-    name: status.name,
-    namespace: status.namespace,
-    createdAt: status.sandboxStatuses[0]?.createdAt ?? 0,
-    containers: status.containerStatuses.map((c) => ({
-      id: c.id,
-      name: c.name,
-      image: c.image,
-      imageId: c.imageId,
-      hash: c.hash,
-      state: c.state,
-    })),
-    sandboxes: status.sandboxStatuses.map((s) => ({
-      id: { type: runtimeType, id: s.id },
-      name: s.name,
-      image: '',
-      imageId: '',
-      hash: '',
-      state: s.state === 'ready' ? 'running' : 'exited',
-    })),
-  };
 }
 
 /** Container and sandbox IDs of both pods, each once, in first-seen order. */
@@ -482,7 +456,7 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
     if (signal?.aborted) return;
     const ips = this.#getPodIPs(uid, status);
     if (ips !== status.ips) status = { ...status, ips };
-    const current = podFromStatus(status);
+    const current = runtimePodFromStatus(status);
     const record = this.#records.get(uid);
     const old = record?.old;
     const events: PodLifecycleEvent[] = [];
