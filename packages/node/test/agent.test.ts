@@ -30,6 +30,12 @@ function manifest(
   });
 }
 
+/** Whether a List call carried a filter (a pod's own status read) rather than listing everything. */
+function hasFilter(request: unknown): boolean {
+  const filter = (request as { filter?: { labelSelector?: Record<string, string> } } | undefined)?.filter;
+  return filter !== undefined && Object.keys(filter.labelSelector ?? {}).length > 0;
+}
+
 describe('agent on the in-memory CRI', () => {
   let server: InMemoryCriServer;
   let dir: string;
@@ -109,8 +115,30 @@ describe('agent on the in-memory CRI', () => {
       () => (podNamed('q-node-a')?.status?.containerStatuses?.[0]?.ready ? clock.now() : undefined),
       10,
     );
-    // The agent asks the PLEG for a relist 50 ms after it changed containers.
+    // The agent asks the PLEG to read the pod 50 ms after it changed its containers.
     expect(runningAt - startedAt).toBeLessThan(500);
+  });
+
+  it('relists during a slow creation neither read the half-made pod nor make a second sandbox', async () => {
+    fs.writeFileSync(path.join(dir, 'manifests', 'slow.json'), manifest('slow'));
+    // StartContainer takes real time while the fake clock runs: several 1 s relists pass meanwhile.
+    server.setLatency('StartContainer', 300);
+    await start();
+    await pump(clock, () => server.calls('CreateContainer').length > 0);
+    const relistsBefore = server.calls('ListPodSandbox').filter((c) => !hasFilter(c.request)).length;
+    const statusReadsBefore = server.calls('ContainerStatus').length;
+    await pump(clock, () => podNamed('slow-node-a')?.status?.containerStatuses?.[0]?.ready, 50);
+    const relistsDuring = server.calls('ListPodSandbox').filter((c) => !hasFilter(c.request)).length;
+    const startedAt = server.calls().findIndex((c) => c.method === 'StartContainer');
+    // The relists ran while the container was being started...
+    expect(relistsDuring).toBeGreaterThan(relistsBefore);
+    // ...but the pod was read once, after its sync: one status read of its container, none before.
+    expect(statusReadsBefore).toBe(0);
+    const reads = server.calls().flatMap((c, i) => (c.method === 'ContainerStatus' ? [i] : []));
+    expect(reads).toHaveLength(1);
+    expect(reads[0]).toBeGreaterThan(startedAt);
+    expect(server.calls('RunPodSandbox')).toHaveLength(1);
+    expect(server.calls('CreateContainer')).toHaveLength(1);
   });
 
   it('creates at most maxConcurrentPodCreations pods at a time', async () => {
