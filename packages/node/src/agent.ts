@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import {
+  ApiserverSourceName,
   type Clock,
   type EventRecorder,
   InMemoryEventRecorder,
@@ -16,9 +17,14 @@ import { GenericPLEG, PodStatusCache } from '@kubelet-kit/pleg';
 import { ApiserverSource, FileSource, HttpSource, PodConfig, type PodSource } from '@kubelet-kit/pod-config';
 import { BasicPodManager } from '@kubelet-kit/pod-manager';
 import { DefaultProbeManager, DefaultResultsManager } from '@kubelet-kit/prober';
-import { ApiserverStatusSink, newStatusManager, type StatusSink } from '@kubelet-kit/status-manager';
+import {
+  ApiserverStatusSink,
+  newStatusManager,
+  type PodStatusApi,
+  type StatusSink,
+} from '@kubelet-kit/status-manager';
 import { ApiserverObjectGetter, BasicVolumeManager, LocalObjectGetter } from '@kubelet-kit/volume-manager';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { NodeAllocatable } from './admission.js';
 import type { PodConfigView, ProbeManagerView } from './deps.js';
 import { instrumentCriClient } from './instrumented.js';
@@ -137,8 +143,18 @@ export function createAgent(options: AgentOptions): Agent {
     logger.warn({ err: err.message }, 'pod source error');
   };
 
-  const kubeConfig = options.kubeconfig ? new KubeConfig() : undefined;
-  if (kubeConfig && options.kubeconfig) kubeConfig.loadFromFile(options.kubeconfig);
+  // The API client costs tens of MiB to load: only an agent with a kubeconfig loads it, when its
+  // API-server source, status sink or object reads first need it (a bad kubeconfig fails start()).
+  const kubeconfigPath = options.kubeconfig;
+  let kubeConfigLoad: Promise<KubeConfig> | undefined;
+  const kubeConfig = kubeconfigPath
+    ? () =>
+        (kubeConfigLoad ??= import('@kubernetes/client-node').then(({ KubeConfig }) => {
+          const kc = new KubeConfig();
+          kc.loadFromFile(kubeconfigPath);
+          return kc;
+        }))
+    : undefined;
 
   let objectGetter: ObjectGetter | undefined;
   if (options.objectDirectory) {
@@ -148,11 +164,21 @@ export function createAgent(options: AgentOptions): Agent {
       logger: logger.child({ component: 'objects' }),
     });
   } else if (kubeConfig) {
-    objectGetter = new ApiserverObjectGetter({
-      kubeConfig,
-      clock,
-      logger: logger.child({ component: 'objects' }),
-    });
+    let getter: Promise<ApiserverObjectGetter> | undefined;
+    const apiGetter = () =>
+      (getter ??= kubeConfig().then(
+        (kc) =>
+          new ApiserverObjectGetter({
+            kubeConfig: kc,
+            clock,
+            logger: logger.child({ component: 'objects' }),
+          }),
+      ));
+    objectGetter = {
+      getConfigMap: async (namespace, name, signal) =>
+        (await apiGetter()).getConfigMap(namespace, name, signal),
+      getSecret: async (namespace, name, signal) => (await apiGetter()).getSecret(namespace, name, signal),
+    };
   }
 
   // Several managers need the pod workers, which the kubelet owns: reach them lazily.
@@ -199,16 +225,24 @@ export function createAgent(options: AgentOptions): Agent {
     );
   }
   if (kubeConfig) {
-    sources.push(
-      new ApiserverSource({
-        kubeConfig,
-        nodeName,
-        clock,
-        logger: logger.child({ source: 'api' }),
-        recorder,
-        onError: onSourceError,
-      }),
-    );
+    let apiSource: ApiserverSource | undefined;
+    sources.push({
+      name: ApiserverSourceName,
+      start: async (sink) => {
+        apiSource = new ApiserverSource({
+          kubeConfig: await kubeConfig(),
+          nodeName,
+          clock,
+          logger: logger.child({ source: 'api' }),
+          recorder,
+          onError: onSourceError,
+        });
+        await apiSource.start(sink);
+      },
+      stop: async () => {
+        await apiSource?.stop();
+      },
+    });
   }
   sources.push(...(options.sources ?? []));
   const podConfigView: PodConfigView = {
@@ -231,13 +265,23 @@ export function createAgent(options: AgentOptions): Agent {
   );
 
   const sinks: StatusSink[] = [];
-  if (kubeConfig)
+  if (kubeConfig) {
+    let client: Promise<PodStatusApi> | undefined;
+    const api = () =>
+      (client ??= Promise.all([kubeConfig(), import('@kubernetes/client-node')]).then(([kc, m]) =>
+        kc.makeApiClient(m.CoreV1Api),
+      ));
     sinks.push(
       new ApiserverStatusSink({
-        api: kubeConfig.makeApiClient(CoreV1Api),
+        api: {
+          readNamespacedPod: async (...args) => (await api()).readNamespacedPod(...args),
+          patchNamespacedPodStatus: async (...args) => (await api()).patchNamespacedPodStatus(...args),
+          deleteNamespacedPod: async (...args) => (await api()).deleteNamespacedPod(...args),
+        },
         logger: logger.child({ component: 'status-sink' }),
       }),
     );
+  }
   const statusManager = newStatusManager({
     podManager,
     podDeletionSafety: {

@@ -14,12 +14,12 @@ import {
   RealClock,
   type Timer,
 } from '@kubelet-kit/core';
-import {
-  CoreV1Api,
-  type KubeConfig,
-  Observable,
-  type ObservableMiddleware,
-  type RequestContext,
+// Types only: the client is loaded when a source first talks to the API server (it costs tens
+// of MiB, which an agent without an API server should not pay).
+import type {
+  KubeConfig,
+  ObservableMiddleware,
+  RequestContext,
   ResponseContext,
   Watch,
 } from '@kubernetes/client-node';
@@ -241,7 +241,8 @@ export class ApiserverSource implements PodSource {
           continue;
         }
       }
-      const outcome = await this.#watchOnce(signal);
+      const { Watch } = await import('@kubernetes/client-node');
+      const outcome = await this.#watchOnce(Watch, signal);
       expiredInARow = outcome.kind === 'expired' ? expiredInARow + 1 : 0;
       switch (outcome.kind) {
         case 'aborted':
@@ -289,6 +290,7 @@ export class ApiserverSource implements PodSource {
   }
 
   async #list(signal: AbortSignal): Promise<void> {
+    const { CoreV1Api, Observable, ResponseContext } = await import('@kubernetes/client-node');
     const api = this.#kubeConfig.makeApiClient(CoreV1Api);
     const listAbort = new AbortController();
     const onAbort = () => listAbort.abort(signal.reason);
@@ -337,7 +339,7 @@ export class ApiserverSource implements PodSource {
     this.#emit();
   }
 
-  #watchOnce(signal: AbortSignal): Promise<WatchOutcome> {
+  #watchOnce(WatchClass: typeof Watch, signal: AbortSignal): Promise<WatchOutcome> {
     return new Promise<WatchOutcome>((resolve) => {
       const started = this.#clock.now();
       let events = 0;
@@ -414,7 +416,7 @@ export class ApiserverSource implements PodSource {
 
       this.#stats.watches++;
       const timeoutSeconds = Math.floor(this.#minWatchTimeoutSeconds * (1 + this.#random()));
-      new Watch(this.#kubeConfig)
+      new WatchClass(this.#kubeConfig)
         .watch(
           '/api/v1/pods',
           {

@@ -1,6 +1,7 @@
 import type { Logger, Pod, PodStatus } from '@kubelet-kit/core';
 import { noopLogger } from '@kubelet-kit/core';
-import { type CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+// Types only: the client is loaded on the first write (it costs tens of MiB to load).
+import type { CoreV1Api } from '@kubernetes/client-node';
 import { formatRfc3339, mergePodStatus, semanticEqual } from './status-rules.js';
 import type {
   StatusDeleteOptions,
@@ -178,6 +179,7 @@ export class ApiserverStatusSink implements StatusSink {
       if (!patch) return { outcome: 'unchanged', pod: apiPod };
       options.signal?.throwIfAborted();
       try {
+        const { PatchStrategy, setHeaderOptions } = await import('@kubernetes/client-node');
         const updated = await this.#api.patchNamespacedPodStatus(
           { name, namespace, body: { metadata: { uid }, status: patch } },
           setHeaderOptions('Content-Type', PatchStrategy.MergePatch),

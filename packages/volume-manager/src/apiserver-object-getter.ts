@@ -1,6 +1,7 @@
 import type { Clock, ConfigMap, Logger, ObjectGetter, Secret } from '@kubelet-kit/core';
 import { noopLogger, RealClock } from '@kubelet-kit/core';
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+// Types only: the client is loaded on the first read (it costs tens of MiB to load).
+import type { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 
 /** Options of {@link ApiserverObjectGetter}. */
 export interface ApiserverObjectGetterOptions {
@@ -41,22 +42,28 @@ function plainMeta(
  * share a request; a 404 is `undefined`; other errors are thrown and not cached.
  */
 export class ApiserverObjectGetter implements ObjectGetter {
-  readonly #api: CoreV1Api;
+  readonly #kubeConfig: KubeConfig;
+  #api: Promise<CoreV1Api> | undefined;
   readonly #ttlMs: number;
   readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #cache = new Map<string, CacheEntry>();
 
   constructor(options: ApiserverObjectGetterOptions) {
-    this.#api = options.kubeConfig.makeApiClient(CoreV1Api);
+    this.#kubeConfig = options.kubeConfig;
     this.#ttlMs = options.ttlMs ?? 10_000;
     this.#clock = options.clock ?? new RealClock();
     this.#logger = (options.logger ?? noopLogger).child({ component: 'apiserver-object-getter' });
   }
 
+  #client(): Promise<CoreV1Api> {
+    this.#api ??= import('@kubernetes/client-node').then((m) => this.#kubeConfig.makeApiClient(m.CoreV1Api));
+    return this.#api;
+  }
+
   getConfigMap(namespace: string, name: string, signal?: AbortSignal): Promise<ConfigMap | undefined> {
     return this.#get(`ConfigMap/${namespace}/${name}`, signal, async () => {
-      const cm = await this.#api.readNamespacedConfigMap({ name, namespace });
+      const cm = await (await this.#client()).readNamespacedConfigMap({ name, namespace });
       const out: ConfigMap = {
         apiVersion: 'v1',
         kind: 'ConfigMap',
@@ -71,7 +78,7 @@ export class ApiserverObjectGetter implements ObjectGetter {
 
   getSecret(namespace: string, name: string, signal?: AbortSignal): Promise<Secret | undefined> {
     return this.#get(`Secret/${namespace}/${name}`, signal, async () => {
-      const s = await this.#api.readNamespacedSecret({ name, namespace });
+      const s = await (await this.#client()).readNamespacedSecret({ name, namespace });
       const out: Secret = {
         apiVersion: 'v1',
         kind: 'Secret',
