@@ -252,6 +252,8 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
    */
   readonly #sandboxStatusCache = new Map<string, { state: number; status: RuntimeSandboxStatus }>();
   readonly #containerStatusCache = new Map<string, { state: number; status: RuntimeContainerStatus }>();
+  /** The sandbox and container IDs each pod's last status read listed (to prune the caches per pod). */
+  readonly #statusIdsByPod = new Map<string, readonly string[]>();
 
   constructor(options: KubeGenericRuntimeManagerOptions) {
     this.#opts = options;
@@ -353,8 +355,26 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
 
   // ---- status -------------------------------------------------------------------------------
 
+  /** Forgets the statuses of the pod's sandboxes and containers its own listing no longer shows. */
+  #pruneStatusCachesOfPod(uid: string, listed: readonly string[]): void {
+    const before = this.#statusIdsByPod.get(uid);
+    if (before) {
+      const now = new Set(listed);
+      for (const id of before) {
+        if (now.has(id)) continue;
+        this.#sandboxStatusCache.delete(id);
+        this.#containerStatusCache.delete(id);
+      }
+    }
+    if (listed.length > 0) this.#statusIdsByPod.set(uid, listed);
+    else this.#statusIdsByPod.delete(uid);
+  }
+
   /** Forgets the statuses of sandboxes and containers a full listing no longer shows. */
-  #pruneStatusCaches(sandboxes: readonly { id: string }[], containers: readonly { id: string }[]): void {
+  #pruneStatusCaches(
+    sandboxes: readonly { id: string; labels: Record<string, string> }[],
+    containers: readonly { id: string; labels: Record<string, string> }[],
+  ): void {
     if (this.#sandboxStatusCache.size > 0) {
       const listed = new Set(sandboxes.map((x) => x.id));
       for (const id of this.#sandboxStatusCache.keys())
@@ -364,6 +384,14 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       const listed = new Set(containers.map((x) => x.id));
       for (const id of this.#containerStatusCache.keys())
         if (!listed.has(id)) this.#containerStatusCache.delete(id);
+    }
+    if (this.#statusIdsByPod.size > 0) {
+      const pods = new Set<string>();
+      for (const x of [...sandboxes, ...containers]) {
+        const uid = x.labels[podUIDLabel];
+        if (uid) pods.add(uid);
+      }
+      for (const uid of this.#statusIdsByPod.keys()) if (!pods.has(uid)) this.#statusIdsByPod.delete(uid);
     }
   }
 
@@ -440,6 +468,10 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       this.#rs.listContainers({ filter: { labelSelector: selector } }, { signal }),
     ]);
     const sandboxItems = [...sandboxList.items].sort((a, b) => b.createdAt - a.createdAt);
+    this.#pruneStatusCachesOfPod(o.uid, [
+      ...sandboxItems.map((x) => x.id),
+      ...containerList.containers.map((x) => x.id),
+    ]);
     // Status calls in parallel; an object removed since the list is skipped.
     const notFoundAsUndefined = (err: unknown) => {
       if (CriError.is(err, 'NotFound')) return undefined;
@@ -1122,6 +1154,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       throw err;
     }
     await this.#rs.removeContainer({ containerId: id }, { signal });
+    this.#containerStatusCache.delete(id);
   }
 
   /** Removes every instance of every init container (upstream `purgeInitContainers`). */
