@@ -192,8 +192,6 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
   readonly #records = new Map<string, PodRecord>();
   readonly #listeners = new Set<PodLifecycleEventListener>();
   #podsToReinspect = new Map<string, RuntimePod | undefined>();
-  /** Pods a caller is changing; relists leave them to {@link GenericPLEG.inspectPods}. */
-  readonly #held = new Set<string>();
   #relistTime: number | undefined;
   /** Serializes relists, as upstream's relistLock. */
   #relistChain: Promise<void> = Promise.resolve();
@@ -286,13 +284,12 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
    * Not in upstream's generic PLEG: it spares a relist from reading pods caught half-made.
    */
   holdPod(uid: string): void {
-    this.#held.add(uid);
+    // The cache keeps the hold: its next entry for the pod (an inspection's read) ends it.
     this.cache.hold(uid);
   }
 
   /** Ends a {@link GenericPLEG.holdPod} without reading the pod (the caller changed nothing). */
   releasePod(uid: string): void {
-    if (!this.#held.delete(uid)) return;
     this.cache.release(uid);
   }
 
@@ -365,7 +362,7 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
         events.push(...generateEvents(pid, cid, findState(oldPod, cid), findState(pod, cid)));
       }
       if (events.length === 0 && !this.#podsToReinspect.has(pid)) continue;
-      if (this.#held.has(pid)) {
+      if (this.cache.isHeld(pid)) {
         // Its changer asks for an inspection when done; the record keeps the change for later.
         if (this.#podsToReinspect.has(pid)) needsReinspection.set(pid, pod);
         continue;
@@ -449,7 +446,6 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
       const error = asError(err);
       this.#logger.error({ err: error, pod: `${ref.namespace}/${ref.name}` }, 'PLEG: Write status');
       // The error reaches the pod's worker; the record keeps the change for the next relist.
-      this.#held.delete(uid);
       this.cache.set(uid, undefined, error, timestamp);
       return;
     }
@@ -463,7 +459,6 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
     for (const cid of containerIds(old, current)) {
       events.push(...generateEvents(uid, cid, findState(old, cid), findState(current, cid)));
     }
-    this.#held.delete(uid);
     this.#podsToReinspect.delete(uid);
     if (current.containers.length === 0 && current.sandboxes.length === 0) {
       // Nothing of the pod is left (or nothing was made): as a relist that no longer lists it.
