@@ -114,6 +114,12 @@ try {
     fs.rmSync(manifestDir, { recursive: true, force: true });
     fs.mkdirSync(manifestDir);
     for (const [name, text] of manifests) fs.writeFileSync(path.join(stagingDir, name), text);
+    // Woken by the agent's log line for the last container started (no polling delay).
+    let started = 0;
+    let onAllStarted = () => {};
+    const allStartedLogged = new Promise((resolve) => {
+      onAllStarted = resolve;
+    });
     agent = await startAgent({
       endpoint,
       manifestDir,
@@ -121,7 +127,12 @@ try {
       nodeName,
       args: ['--node-ip', nodeIP],
       // The "Started container" events: when the CRI work of each pod ended.
-      keep: (e) => e.event === 'Started',
+      keep: (e) => {
+        if (e.event !== 'Started') return false;
+        started++;
+        if (started === N) onAllStarted();
+        return true;
+      },
     });
     // Let the first listing, relist and housekeeping pass.
     await sleep(3000);
@@ -132,18 +143,15 @@ try {
       fs.renameSync(path.join(stagingDir, name), path.join(manifestDir, name));
     }
     const deadline = start + 10 * 60_000;
+    // Each /pods answer costs the agent (and this process) a copy of every pod and status, and on
+    // a saturated machine that CPU slows the pods down: wait for the agent's log to say every
+    // container started (or a minute), then ask often (the Running phase follows within a relist).
+    await Promise.race([allStartedLogged, new Promise((r) => setTimeout(r, 60_000).unref())]);
     for (;;) {
-      // Each /pods answer costs the agent (and this process) a copy of every pod and status, and
-      // on a saturated machine that CPU slows the pods down: ask rarely until the agent's log
-      // says every container started, then often (the Running phase follows within a relist).
-      const allStarted = agent.kept.length >= N;
-      if (allStarted || performance.now() - start > 60_000) {
-        const running = (await agent.pods()).filter((p) => p.status?.phase === 'Running').length;
-        if (running === N) break;
-        if (performance.now() > deadline)
-          throw new Error(`only ${running}/${N} pods Running after 10 minutes`);
-      }
-      await sleep(allStarted ? 20 : 200);
+      const running = (await agent.pods()).filter((p) => p.status?.phase === 'Running').length;
+      if (running === N) break;
+      if (performance.now() > deadline) throw new Error(`only ${running}/${N} pods Running after 10 minutes`);
+      await sleep(started >= N ? 20 : 200);
     }
     const seconds = (performance.now() - start) / 1000;
     // Where the time went: the last container started (the CRI work), then the PLEG saw it and

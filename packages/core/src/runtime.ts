@@ -131,6 +131,13 @@ export interface PodSyncResult {
   readonly syncResults: readonly SyncResult[];
   /** An error outside any one step (for example the status could not be read). */
   readonly syncError?: Error;
+  /**
+   * The pod's runtime status right after the sync, when the runtime can tell it without listing
+   * the pod again: set only by a sync that made or started something, removed and stopped
+   * nothing, and succeeded in every step. It is the status the sync was given plus what the sync
+   * made, each new object as the runtime reported it after the change. Undefined otherwise.
+   */
+  readonly podStatus?: RuntimePodStatus;
 }
 
 /** Reason codes a runtime reports in sync results and container statuses (upstream's strings). */

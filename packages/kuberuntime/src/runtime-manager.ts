@@ -621,12 +621,31 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
   async syncPod(o: RuntimeSyncPodOptions): Promise<PodSyncResult> {
     const { pod, podStatus, signal } = o;
     const results: SyncResult[] = [];
-    const done = (syncError?: Error): PodSyncResult =>
-      syncError ? { syncResults: results, syncError } : { syncResults: results };
+    // What the sync made, as the runtime reported it afterwards: with the status the sync was
+    // given, the pod's status after a sync that only made things (so its PLEG need not list it).
+    let newSandbox: RuntimeSandboxStatus | undefined;
+    const newContainers: RuntimeContainerStatus[] = [];
+    const done = (syncError?: Error): PodSyncResult => {
+      if (syncError) return { syncResults: results, syncError };
+      const composed = composable && results.length > 0 && results.every((r) => r.error === undefined);
+      if (!composed) return { syncResults: results };
+      return {
+        syncResults: results,
+        podStatus: composePodStatus(podStatus, newSandbox, newContainers, this.#clock.now()),
+      };
+    };
     await this.#ensureRuntimeName(signal);
 
     // Step 1: what to do.
     const actions = this.computePodActions(pod, podStatus);
+    // A sync that stops or removes something leaves statuses it did not read: not composable.
+    // (A new pod's "kill" stops nothing: nothing of it runs.)
+    const stopsSomething =
+      actions.containersToKill.size > 0 ||
+      (actions.killPod &&
+        (podStatus.containerStatuses.some((c) => c.state === 'running') ||
+          podStatus.sandboxStatuses.some((x) => x.state === 'ready')));
+    let composable = !stopsSomething;
     this.#logger.debug(
       { pod: podDesc(pod), actions: { ...actions, containersToKill: [...actions.containersToKill.keys()] } },
       'computePodActions',
@@ -680,7 +699,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     }
 
     // Step 3: keep only the newest instance of each init container.
-    await this.#pruneInitContainersBeforeStart(pod, podStatus, signal);
+    if ((await this.#pruneInitContainersBeforeStart(pod, podStatus, signal)) > 0) composable = false;
 
     // Step 4: the sandbox.
     let podSandboxId = actions.sandboxId;
@@ -703,7 +722,10 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
         const res = await this.#rs.podSandboxStatus({ podSandboxId }, { signal });
         if (res.status) {
           const status = this.#rememberSandboxStatus(res.status);
+          newSandbox = status;
           if (!pod.spec?.hostNetwork) podIPs = [...status.ips];
+        } else {
+          composable = false;
         }
       } catch (err) {
         this.#recorder.event(
@@ -731,7 +753,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       }
       try {
         sandboxConfig ??= this.generatePodSandboxConfig(pod, actions.attempt);
-        await this.#startContainer(
+        const containerId = await this.#startContainer(
           podSandboxId,
           sandboxConfig,
           spec,
@@ -742,6 +764,11 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
           signal,
         );
         results.push({ action: 'StartContainer', target: name, message: '' });
+        if (composable) {
+          const status = await this.#readStartedContainerStatus(containerId, signal);
+          if (status) newContainers.push(status);
+          else composable = false;
+        }
         return true;
       } catch (err) {
         const code = err instanceof KubeRuntimeError ? err.code : 'RunContainerError';
@@ -809,7 +836,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     pullSecrets: RuntimeSyncPodOptions['pullSecrets'],
     podIPs: readonly string[],
     signal?: AbortSignal,
-  ): Promise<void> {
+  ): Promise<string> {
     const container = spec.container;
     const ref = this.#containerRef(pod, spec);
     // Step 1: the image.
@@ -933,6 +960,27 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
         }
         throw new KubeRuntimeError('PostStartHookError', errorMessage(err), { cause: err });
       }
+    }
+    return containerId;
+  }
+
+  /** A just-started container's status (remembered like a listed one's); undefined if unreadable. */
+  async #readStartedContainerStatus(
+    containerId: string,
+    signal?: AbortSignal,
+  ): Promise<RuntimeContainerStatus | undefined> {
+    try {
+      const res = await this.#rs.containerStatus({ containerId }, { signal });
+      if (!res.status) return undefined;
+      const status = await this.#toContainerStatus(res.status, this.#runtimeName);
+      if (res.status.state !== ContainerState.CONTAINER_UNKNOWN) {
+        this.#containerStatusCache.set(containerId, { state: res.status.state, status });
+      }
+      return status;
+    } catch (err) {
+      // The PLEG reads the pod instead.
+      this.#logger.debug({ containerId, err: errorMessage(err) }, 'status of a started container');
+      return undefined;
     }
   }
 
@@ -1173,18 +1221,21 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     pod: Pod,
     podStatus: RuntimePodStatus,
     signal?: AbortSignal,
-  ): Promise<void> {
+  ): Promise<number> {
+    let removed = 0;
     for (const c of pod.spec?.initContainers ?? []) {
       let count = 0;
       for (const s of podStatus.containerStatuses) {
         if (s.name !== c.name || (s.state !== 'exited' && s.state !== 'unknown')) continue;
         count++;
         if (count === 1) continue;
+        removed++;
         await this.#removeContainer(s.id.id, signal).catch((err: unknown) =>
           this.#logger.warn({ container: s.name, err: errorMessage(err) }, 'failed to prune init container'),
         );
       }
     }
+    return removed;
   }
 
   // ---- GC -----------------------------------------------------------------------------------
@@ -1226,4 +1277,30 @@ export function setTerminationGracePeriod(
     return spec;
   }
   return minimumGracePeriodInSeconds;
+}
+
+/**
+ * The pod's status after a sync that only made things: the status the sync was given, with the
+ * new sandbox and containers first (newest first, as `getPodStatus` orders them).
+ */
+function composePodStatus(
+  before: RuntimePodStatus,
+  newSandbox: RuntimeSandboxStatus | undefined,
+  newContainers: readonly RuntimeContainerStatus[],
+  timestamp: number,
+): RuntimePodStatus {
+  const sandboxStatuses = newSandbox
+    ? [newSandbox, ...before.sandboxStatuses].sort((a, b) => b.createdAt - a.createdAt)
+    : before.sandboxStatuses;
+  const containerStatuses = [...newContainers, ...before.containerStatuses].sort(
+    (a, b) => b.createdAt - a.createdAt,
+  );
+  const newest = sandboxStatuses[0];
+  return {
+    ...before,
+    ips: newest && newest.state === 'ready' ? newest.ips : [],
+    sandboxStatuses,
+    containerStatuses,
+    timestamp,
+  };
 }

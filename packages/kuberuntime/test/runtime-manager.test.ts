@@ -388,3 +388,73 @@ describe('computePodActions over the in-memory CRI', () => {
     expect(ContainerState.CONTAINER_RUNNING).toBe(1);
   });
 });
+
+describe('the status a sync reports', () => {
+  const withoutTimestamp = (s: Awaited<ReturnType<Harness['status']>>) => ({ ...s, timestamp: 0 });
+
+  it('after creating a pod: what getPodStatus then reads, told without listing the pod', async () => {
+    const pod = makePod({
+      containers: [
+        { name: 'a', image: 'busybox:v2' },
+        { name: 'b', image: 'busybox:v2' },
+      ],
+    });
+    const before = await h.status(pod);
+    h.server.clearCalls();
+    const r = await h.manager.syncPod({ pod, podStatus: before, pullSecrets: [], backOff: h.backOff });
+    expect(h.server.calls('ListPodSandbox')).toHaveLength(0);
+    expect(h.server.calls('ListContainers')).toHaveLength(0);
+    // One status read per started container, after its start.
+    expect(h.server.calls('ContainerStatus')).toHaveLength(2);
+    expect(r.podStatus).toBeDefined();
+    h.server.clearCalls();
+    const read = await h.status(pod);
+    expect(withoutTimestamp(r.podStatus!)).toEqual(withoutTimestamp(read));
+    expect(read.containerStatuses.map((c) => c.state)).toEqual(['running', 'running']);
+    // The statuses the sync read are remembered: the read above made no status calls.
+    expect(h.server.calls('ContainerStatus')).toHaveLength(0);
+    expect(h.server.calls('PodSandboxStatus')).toHaveLength(0);
+  });
+
+  it('after restarting an exited container: the old instance kept, the new one added', async () => {
+    const pod = makePod({ containers: [{ name: 'c', image: 'busybox:v2' }] });
+    await h.sync(pod);
+    const first = await h.status(pod);
+    h.server.exitContainer(byName(first, 'c')[0]!.id.id, 1);
+    const exited = await h.status(pod);
+    const r = await h.manager.syncPod({ pod, podStatus: exited, pullSecrets: [], backOff: h.backOff });
+    expect(r.syncResults.map((x) => [x.action, x.error])).toEqual([['StartContainer', undefined]]);
+    expect(r.podStatus).toBeDefined();
+    expect(r.podStatus!.containerStatuses.map((c) => [c.state, c.restartCount])).toEqual([
+      ['running', 1],
+      ['exited', 0],
+    ]);
+    expect(withoutTimestamp(r.podStatus!)).toEqual(withoutTimestamp(await h.status(pod)));
+  });
+
+  it('none when the sync stopped something or a step failed', async () => {
+    const pod = makePod({ containers: [{ name: 'c', image: 'busybox:v2' }] });
+    await h.sync(pod);
+    // A changed image: the running container is killed first.
+    h.server.addImage('foo-image:1');
+    const changed = { ...pod, spec: { ...pod.spec!, containers: [{ name: 'c', image: 'foo-image:1' }] } };
+    const killed = await h.sync(changed);
+    expect(killed.syncResults.map((x) => x.action)).toEqual(['KillContainer', 'StartContainer']);
+    expect(killed.podStatus).toBeUndefined();
+
+    const failing = makePod({
+      containers: [
+        { name: 'missing', image: 'localhost/absent:1', imagePullPolicy: 'Never' },
+        { name: 'ok', image: 'busybox:v2' },
+      ],
+    });
+    const failed = await h.sync(failing);
+    expect(failed.syncResults.some((x) => x.error === 'ErrImageNeverPull')).toBe(true);
+    expect(failed.podStatus).toBeUndefined();
+
+    // A sync with nothing to do reports nothing either.
+    const idle = await h.sync(changed);
+    expect(idle.syncResults).toEqual([]);
+    expect(idle.podStatus).toBeUndefined();
+  });
+});

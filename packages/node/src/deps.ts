@@ -69,9 +69,17 @@ export interface PlegView {
    */
   holdPod?(uid: string): void;
   releasePod?(uid: string): void;
-  /** Reads these pods' statuses into the cache now and sends their events. */
+  /**
+   * Reads these pods' statuses into the cache now (or takes the `status` given, which the
+   * runtime's sync reported) and sends their events.
+   */
   inspectPods?(
-    pods: readonly { readonly uid: string; readonly name: string; readonly namespace: string }[],
+    pods: readonly {
+      readonly uid: string;
+      readonly name: string;
+      readonly namespace: string;
+      readonly status?: RuntimePodStatus;
+    }[],
   ): Promise<void>;
 }
 

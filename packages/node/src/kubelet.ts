@@ -94,7 +94,7 @@ export interface KubeletOptions {
 }
 
 const syncTickMs = 1000;
-const requestedInspectionDelayMs = 50;
+const requestedInspectionDelayMs = 5;
 
 /** A step that started, stopped or created something the PLEG should look at. */
 function changedContainers(r: SyncResult): boolean {
@@ -140,7 +140,10 @@ export class Kubelet implements PodSyncer {
   #configLoop: Promise<void> | undefined;
   #inspectionTimer: Timer | undefined;
   /** Pods to read once the timer fires, by UID. */
-  readonly #inspections = new Map<string, { uid: string; name: string; namespace: string }>();
+  readonly #inspections = new Map<
+    string,
+    { uid: string; name: string; namespace: string; status?: RuntimePodStatus }
+  >();
   #housekeepingBusy = false;
   #lastGC = 0;
   #gcRequested = false;
@@ -406,13 +409,17 @@ export class Kubelet implements PodSyncer {
    * sync, which the pod's worker waits to see a status newer than. A PLEG that cannot read single
    * pods relists instead.
    */
-  #requestInspection(pod: { uid: string; name: string; namespace: string }): void {
+  #requestInspection(pod: { uid: string; name: string; namespace: string }, status?: RuntimePodStatus): void {
     const pleg = this.#o.pleg;
     if (this.#abort.signal.aborted) {
       pleg.releasePod?.(pod.uid);
       return;
     }
-    this.#inspections.set(pod.uid, pod);
+    // A status the runtime's sync reported spares the read, unless an earlier change of the pod
+    // still waits for one.
+    const pending = this.#inspections.get(pod.uid);
+    const known = status && !(pending && !pending.status) ? status : undefined;
+    this.#inspections.set(pod.uid, known ? { ...pod, status: known } : pod);
     if (this.#inspectionTimer) return;
     this.#inspectionTimer = this.#clock.setTimeout(() => {
       this.#inspectionTimer = undefined;
@@ -637,6 +644,7 @@ export class Kubelet implements PodSyncer {
       // While the runtime works on the pod, relists leave it alone (it is read once done).
       let held = false;
       let changed = true;
+      let statusAfter: RuntimePodStatus | undefined;
       const runtimeSync = async () => {
         o.pleg.holdPod?.(uid);
         held = true;
@@ -648,6 +656,7 @@ export class Kubelet implements PodSyncer {
           signal: ctx.signal,
         });
         changed = r.syncResults.some(changedContainers);
+        statusAfter = r.podStatus;
         return r;
       };
       // A pod without a ready sandbox is about to be created: take a creation slot.
@@ -659,7 +668,7 @@ export class Kubelet implements PodSyncer {
           : await runtimeSync();
       } finally {
         // After a failure nobody knows what was made: read the pod.
-        if (held && changed) this.#requestInspection(podRef(pod));
+        if (held && changed) this.#requestInspection(podRef(pod), statusAfter);
         else if (held) o.pleg.releasePod?.(uid);
       }
       this.reasonCache.update(uid, result);

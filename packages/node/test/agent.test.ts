@@ -115,7 +115,7 @@ describe('agent on the in-memory CRI', () => {
       () => (podNamed('q-node-a')?.status?.containerStatuses?.[0]?.ready ? clock.now() : undefined),
       10,
     );
-    // The agent asks the PLEG to read the pod 50 ms after it changed its containers.
+    // The agent hands the PLEG the status its sync reported, 5 ms after it changed the containers.
     expect(runningAt - startedAt).toBeLessThan(500);
   });
 
@@ -139,6 +139,9 @@ describe('agent on the in-memory CRI', () => {
     expect(reads[0]).toBeGreaterThan(startedAt);
     expect(server.calls('RunPodSandbox')).toHaveLength(1);
     expect(server.calls('CreateContainer')).toHaveLength(1);
+    // That read was the sync's own, right after the start: the pod was never listed on its own.
+    expect(server.calls('ListPodSandbox').filter((c) => hasFilter(c.request))).toHaveLength(0);
+    expect(server.calls('ListContainers').filter((c) => hasFilter(c.request))).toHaveLength(0);
   });
 
   it('creates at most maxConcurrentPodCreations pods at a time', async () => {

