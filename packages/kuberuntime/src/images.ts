@@ -155,7 +155,18 @@ export interface ImageManagerOptions {
   /** Pulls at once; 1 (the default) pulls serially, as upstream's `serializeImagePulls`. */
   readonly maxParallelImagePulls?: number;
   readonly backOff?: Backoff;
+  /**
+   * How long an image found present is taken as present without asking the runtime again, ms;
+   * default {@link DefaultPresentImageTtlMs}, 0 asks every time (upstream asks on every start).
+   */
+  readonly presentImageTtlMs?: number;
 }
+
+/**
+ * Default of {@link ImageManagerOptions.presentImageTtlMs}: a burst of pods on one image asks
+ * the runtime about it about once a second rather than once per container.
+ */
+export const DefaultPresentImageTtlMs = 1_000;
 
 /** What {@link ImageManager.ensureImageExists} needs. */
 export interface EnsureImageOptions {
@@ -183,6 +194,9 @@ export class ImageManager {
   readonly #recorder: EventRecorder;
   readonly #logger: Logger;
   readonly #queue: PQueue;
+  readonly #presentTtlMs: number;
+  /** Images found present, by name, until when that answer is reused (only present ones). */
+  readonly #present = new Map<string, { readonly image: EnsuredImage; readonly until: number }>();
   /** The pull backoff, keyed `<podUID>_<image>`. */
   readonly backOff: Backoff;
 
@@ -192,6 +206,7 @@ export class ImageManager {
     this.#recorder = options.recorder;
     this.#logger = options.logger;
     this.#queue = new PQueue({ concurrency: Math.max(1, options.maxParallelImagePulls ?? 1) });
+    this.#presentTtlMs = Math.max(0, options.presentImageTtlMs ?? DefaultPresentImageTtlMs);
     this.backOff =
       options.backOff ??
       new Backoff({ clock: options.clock, initialMs: imageBackOffInitialMs, maxMs: imageBackOffMaxMs });
@@ -202,15 +217,41 @@ export class ImageManager {
     return this.#queue.size + this.#queue.pending;
   }
 
-  async #inspect(image: string, signal?: AbortSignal): Promise<EnsuredImage | undefined> {
+  /**
+   * Forgets that an image was present (a container could not be created from it), so the next
+   * start asks the runtime again. `image` as the container names it.
+   */
+  forgetImage(image: string): void {
+    try {
+      this.#present.delete(applyDefaultImageTag(image));
+    } catch {
+      // An invalid name was never remembered.
+    }
+  }
+
+  /** The runtime's answer for the image, or a recent one that it is present (unless `fresh`). */
+  async #inspect(image: string, signal?: AbortSignal, fresh = false): Promise<EnsuredImage | undefined> {
+    const now = this.#clock.now();
+    const known = fresh ? undefined : this.#present.get(image);
+    if (known && known.until > now) return known.image;
     const res = await this.#svc.imageStatus({ image: { image } }, { signal });
-    if (!res.image?.id) return undefined;
-    return {
+    if (!res.image?.id) {
+      this.#present.delete(image);
+      return undefined;
+    }
+    const found: EnsuredImage = {
       imageRef: res.image.id,
       size: res.image.size,
       username: res.image.username,
       ...(res.image.uid ? { uid: res.image.uid.value } : {}),
     };
+    if (this.#presentTtlMs > 0) {
+      if (this.#present.size >= 1000) {
+        for (const [name, entry] of this.#present) if (entry.until <= now) this.#present.delete(name);
+      }
+      this.#present.set(image, { image: found, until: this.#clock.now() + this.#presentTtlMs });
+    }
+    return found;
   }
 
   /** Upstream `EnsureImageExists`; throws {@link KubeRuntimeError} with upstream's reasons. */
@@ -299,7 +340,9 @@ export class ImageManager {
           },
           { signal: o.signal },
         );
-        const inspected = await this.#inspect(res.imageRef || image, o.signal).catch(() => undefined);
+        // A pull may have moved the tag: the answer from before it is stale.
+        this.#present.delete(image);
+        const inspected = await this.#inspect(res.imageRef || image, o.signal, true).catch(() => undefined);
         return inspected ?? { imageRef: res.imageRef, size: 0, username: '' };
       } catch (err) {
         lastErr = err;

@@ -171,6 +171,8 @@ export interface KubeGenericRuntimeManagerOptions {
   readonly cpuCFSQuotaPeriod?: number;
   /** Parallel image pulls; 1 (default) pulls serially. */
   readonly maxParallelImagePulls?: number;
+  /** See `ImageManagerOptions.presentImageTtlMs` (default 1 s; 0 asks the runtime on every start). */
+  readonly presentImageTtlMs?: number;
   /** The image pull backoff (default 10 s → 300 s). */
   readonly imageBackOff?: Backoff;
   /** Mount a kubelet-managed /etc/hosts (pod IP and hostname, hostAliases) into containers. Default true. */
@@ -289,6 +291,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
         ? { maxParallelImagePulls: options.maxParallelImagePulls }
         : {}),
       ...(options.imageBackOff ? { backOff: options.imageBackOff } : {}),
+      ...(options.presentImageTtlMs !== undefined ? { presentImageTtlMs: options.presentImageTtlMs } : {}),
     });
     this.#hooks = new HandlerRunner({
       commandRunner: this,
@@ -919,6 +922,8 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       containerId = (await this.#rs.createContainer({ podSandboxId, config, sandboxConfig }, { signal }))
         .containerId;
     } catch (err) {
+      // The image may be gone since it was last seen: ask the runtime on the next start.
+      this.#images.forgetImage(container.image ?? '');
       this.#recorder.event(ref, 'Warning', 'Failed', `Error: ${errorMessage(err)}`);
       throw new KubeRuntimeError('CreateContainerError', errorMessage(err), { cause: err });
     }

@@ -163,6 +163,42 @@ describe('images', () => {
     );
   });
 
+  it('an image found present is taken as present for 1 s; a failed create asks again', async () => {
+    const start = async (pod: ReturnType<typeof makePod>) =>
+      h.manager.syncPod({ pod, podStatus: await h.status(pod), pullSecrets: [], backOff: h.backOff });
+    const image = 'busybox:v2';
+    await start(makePod({ containers: [{ name: 'c', image }] }));
+    expect(h.server.calls('ImageStatus')).toHaveLength(1);
+    // Within the second: no question.
+    await h.clock.tick(500);
+    await start(makePod({ containers: [{ name: 'c', image }] }));
+    expect(h.server.calls('ImageStatus')).toHaveLength(1);
+    // The image goes; the next start within the second fails to create, and forgets it.
+    await h.is.removeImage({ image: { image } });
+    const failed = await start(makePod({ containers: [{ name: 'c', image }] }));
+    expect(failed.syncResults.find((x) => x.action === 'StartContainer')?.error).toBe('CreateContainerError');
+    expect(h.server.calls('ImageStatus')).toHaveLength(1);
+    // So the next start asks, finds it absent, and pulls it (IfNotPresent) from the registry.
+    h.server.setPullUnknownImages('succeed');
+    const again = await start(makePod({ containers: [{ name: 'c', image }] }));
+    expect(again.syncResults.find((x) => x.action === 'StartContainer')?.error).toBeUndefined();
+    expect(h.server.calls('PullImage')).toHaveLength(1);
+    // After the second, the runtime is asked again.
+    h.server.clearCalls();
+    await h.clock.tick(1000);
+    await start(makePod({ containers: [{ name: 'c', image }] }));
+    expect(h.server.calls('ImageStatus')).toHaveLength(1);
+  });
+
+  it('presentImageTtlMs 0 asks the runtime on every start, as upstream', async () => {
+    const manager = h.newManager({ presentImageTtlMs: 0 });
+    for (let i = 0; i < 2; i++) {
+      const pod = makePod({ containers: [{ name: 'c', image: 'busybox:v2' }] });
+      await manager.syncPod({ pod, podStatus: await h.status(pod), pullSecrets: [], backOff: h.backOff });
+    }
+    expect(h.server.calls('ImageStatus')).toHaveLength(2);
+  });
+
   it('a failed pull gives ErrImagePull, then ImagePullBackOff for 10 s, then 20 s', async () => {
     const pod = makePod({ containers: [{ name: 'c', image: 'nowhere/img:1' }] });
     const err = async () => (await h.sync(pod)).syncResults.find((x) => x.action === 'StartContainer')!;
