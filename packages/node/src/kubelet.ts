@@ -142,7 +142,7 @@ export class Kubelet implements PodSyncer {
   /** Pods to read once the timer fires, by UID. */
   readonly #inspections = new Map<
     string,
-    { uid: string; name: string; namespace: string; status?: RuntimePodStatus }
+    { uid: string; name: string; namespace: string; status?: RuntimePodStatus; dueAt: number }
   >();
   #housekeepingBusy = false;
   #lastGC = 0;
@@ -419,15 +419,38 @@ export class Kubelet implements PodSyncer {
     // still waits for one.
     const pending = this.#inspections.get(pod.uid);
     const known = status && !(pending && !pending.status) ? status : undefined;
-    this.#inspections.set(pod.uid, known ? { ...pod, status: known } : pod);
-    if (this.#inspectionTimer) return;
+    // The pod's worker records the end of its sync right after this request, and waits for a
+    // cache entry strictly newer than that: the inspection is timed by the clock, not by the
+    // timer alone (a timer armed late in a long task can fire within the same millisecond).
+    const dueAt = this.#clock.now() + requestedInspectionDelayMs;
+    const { uid, name, namespace } = pod;
+    this.#inspections.delete(uid);
+    this.#inspections.set(uid, known ? { uid, name, namespace, status: known, dueAt } : { ...pod, dueAt });
+    if (!this.#inspectionTimer) this.#armInspectionTimer(requestedInspectionDelayMs);
+  }
+
+  #armInspectionTimer(delayMs: number): void {
     this.#inspectionTimer = this.#clock.setTimeout(() => {
       this.#inspectionTimer = undefined;
-      const pods = [...this.#inspections.values()];
-      this.#inspections.clear();
+      const now = this.#clock.now();
+      const pods: { uid: string; name: string; namespace: string; status?: RuntimePodStatus }[] = [];
+      let nextDue: number | undefined;
+      // Oldest requests first (a pod's newer request replaces its entry at the end).
+      for (const [uid, entry] of this.#inspections) {
+        if (entry.dueAt > now) {
+          nextDue = entry.dueAt;
+          break;
+        }
+        const { dueAt: _, ...ref } = entry;
+        pods.push(ref);
+        this.#inspections.delete(uid);
+      }
+      if (nextDue !== undefined) this.#armInspectionTimer(nextDue - now);
+      if (pods.length === 0) return;
+      const pleg = this.#o.pleg;
       const read = pleg.inspectPods ? pleg.inspectPods(pods) : pleg.relist?.();
       read?.catch((err: unknown) => this.#log.warn({ err: String(err) }, 'requested pod inspection failed'));
-    }, requestedInspectionDelayMs);
+    }, delayMs);
   }
 
   #onSyncTick(): void {
