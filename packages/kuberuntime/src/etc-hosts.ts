@@ -1,4 +1,4 @@
-import fs from 'node:fs/promises';
+import fs from 'node:fs';
 import path from 'node:path';
 import type { HostAlias, Pod } from '@kubelet-kit/core';
 import { type Mount, MountPropagation, type PartialMessage } from '@kubelet-kit/cri';
@@ -59,11 +59,8 @@ export async function makeHostsMount(
 ): Promise<PartialMessage<Mount> | undefined> {
   if (mountsEtcHosts || o.podIPs.length === 0) return undefined;
   const file = path.join(o.podDir, 'etc-hosts');
-  const exists = await fs.stat(file).then(
-    () => true,
-    () => false,
-  );
-  if (!exists) {
+  // Synchronous, as the container's other small writes (see generateContainerConfig).
+  if (!fs.existsSync(file)) {
     const hostname = (pod.spec?.hostname || pod.metadata?.name || '').slice(0, 63).replace(/[-.]+$/, '');
     const sub = pod.spec?.subdomain;
     const domain = sub
@@ -71,10 +68,10 @@ export async function makeHostsMount(
       : '';
     const hostNetwork = pod.spec?.hostNetwork === true;
     const nodeHosts = hostNetwork
-      ? await fs.readFile(o.nodeHostsFile ?? '/etc/hosts', 'utf8').catch(() => '')
+      ? readOrEmpty(o.nodeHostsFile ?? '/etc/hosts')
       : '';
-    await fs.mkdir(o.podDir, { recursive: true, mode: 0o750 });
-    await fs.writeFile(
+    fs.mkdirSync(o.podDir, { recursive: true, mode: 0o750 });
+    fs.writeFileSync(
       file,
       managedHostsFileContent(o.podIPs, hostname, domain, pod.spec?.hostAliases, hostNetwork, nodeHosts),
       {
@@ -89,4 +86,12 @@ export async function makeHostsMount(
     selinuxRelabel: true,
     propagation: MountPropagation.PROPAGATION_PRIVATE,
   };
+}
+
+function readOrEmpty(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
 }

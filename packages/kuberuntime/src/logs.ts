@@ -1,3 +1,4 @@
+import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 
 // Container log files and termination messages (upstream `kuberuntime_container.go`,
@@ -18,7 +19,8 @@ const logFilePattern = /^(\d+)\.log(?:\.\d+)?(?:\.gz)?$/;
 export async function calcRestartCountByLogDir(dir: string): Promise<number> {
   let names: string[];
   try {
-    names = await fs.readdir(dir);
+    // Synchronous: one small directory, read once per container start.
+    names = fsSync.readdirSync(dir);
   } catch {
     return 0;
   }

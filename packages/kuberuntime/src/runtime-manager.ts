@@ -1,3 +1,4 @@
+import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -821,7 +822,8 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
 
   async #createPodSandbox(pod: Pod, attempt: number, signal?: AbortSignal): Promise<string> {
     const config = this.generatePodSandboxConfig(pod, attempt);
-    if (config.logDirectory) await fs.mkdir(config.logDirectory, { recursive: true, mode: 0o755 });
+    // Synchronous, as the container's small writes (see generateContainerConfig).
+    if (config.logDirectory) fsSync.mkdirSync(config.logDirectory, { recursive: true, mode: 0o755 });
     const res = await this.#rs.runPodSandbox({ config }, { signal });
     return res.podSandboxId;
   }
