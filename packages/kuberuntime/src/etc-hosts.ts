@@ -67,9 +67,7 @@ export async function makeHostsMount(
       ? `${sub}.${pod.metadata?.namespace ?? 'default'}.svc.${o.clusterDomain ?? 'cluster.local'}`
       : '';
     const hostNetwork = pod.spec?.hostNetwork === true;
-    const nodeHosts = hostNetwork
-      ? readOrEmpty(o.nodeHostsFile ?? '/etc/hosts')
-      : '';
+    const nodeHosts = hostNetwork ? readOrEmpty(o.nodeHostsFile ?? '/etc/hosts') : '';
     fs.mkdirSync(o.podDir, { recursive: true, mode: 0o750 });
     fs.writeFileSync(
       file,

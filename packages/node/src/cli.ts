@@ -5,6 +5,7 @@ import type { Logger, Pod } from '@kubelet-kit/core';
 import { Command, InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
 import { createAgent } from './agent.js';
+import { lineBatchingDestination } from './log-destination.js';
 import { formatPodTable } from './pod-table.js';
 
 function int(name: string) {
@@ -60,7 +61,7 @@ async function run(flags: RunFlags): Promise<void> {
   if (logFile) fs.mkdirSync(path.dirname(logFile), { recursive: true });
   const destination = logFile
     ? pino.destination({ dest: logFile, sync: false, mkdir: true })
-    : pino.destination(1);
+    : lineBatchingDestination(1);
   // The log file is written asynchronously: what is buffered is written out before exiting.
   const flushLogs = () => {
     try {
