@@ -705,13 +705,18 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     // Step 3: keep only the newest instance of each init container.
     if ((await this.#pruneInitContainersBeforeStart(pod, podStatus, signal)) > 0) composable = false;
 
-    // Step 4: the sandbox.
+    // Step 4: the sandbox, and the config that image pulls and containers are created with
+    // (built on first use: most syncs start nothing).
+    let sandboxConfig: PartialMessage<PodSandboxConfig> | undefined;
     let podSandboxId = actions.sandboxId;
     let podIPs = [...podStatus.ips];
     if (actions.createSandbox) {
       const target = getPodFullName(pod);
       try {
-        podSandboxId = await this.#createPodSandbox(pod, actions.attempt, signal);
+        const created = await this.#createPodSandbox(pod, actions.attempt, signal);
+        podSandboxId = created.podSandboxId;
+        // The containers are created with the same config (upstream builds it a second time).
+        sandboxConfig = created.config;
         results.push({ action: 'CreatePodSandbox', target, message: '' });
       } catch (err) {
         const message = `Failed to create pod sandbox: ${errorMessage(err)}`;
@@ -742,9 +747,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       }
     }
 
-    // Step 5: the sandbox config that image pulls and containers are created with (built on
-    // first use: most syncs start nothing).
-    let sandboxConfig: PartialMessage<PodSandboxConfig> | undefined;
+    // Step 5: start what is to be started.
 
     const start = async (spec: StartSpec): Promise<boolean> => {
       const name = spec.container.name;
@@ -820,12 +823,16 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     return undefined;
   }
 
-  async #createPodSandbox(pod: Pod, attempt: number, signal?: AbortSignal): Promise<string> {
+  async #createPodSandbox(
+    pod: Pod,
+    attempt: number,
+    signal?: AbortSignal,
+  ): Promise<{ podSandboxId: string; config: PartialMessage<PodSandboxConfig> }> {
     const config = this.generatePodSandboxConfig(pod, attempt);
     // Synchronous, as the container's small writes (see generateContainerConfig).
     if (config.logDirectory) fsSync.mkdirSync(config.logDirectory, { recursive: true, mode: 0o755 });
     const res = await this.#rs.runPodSandbox({ config }, { signal });
-    return res.podSandboxId;
+    return { podSandboxId: res.podSandboxId, config };
   }
 
   #podDir(pod: Pod): string {
