@@ -697,7 +697,10 @@ export class Kubelet implements PodSyncer {
         if (held && changed) this.#requestInspection(podRef(pod), statusAfter);
         else if (held) o.pleg.releasePod?.(uid);
       }
-      this.reasonCache.update(uid, result);
+      // A new start failure (CrashLoopBackOff, ErrImagePull, …) shows in the status at once, not
+      // only from the next sync (which, for a backoff, is when the wait ends).
+      if (this.reasonCache.update(uid, result))
+        o.statusManager.setPodStatus(pod, this.#apiStatus(pod, podStatus, false));
       const err = podSyncResultError(result);
       // A backoff wait is not a failure (no error backoff, no FailedSync), but the pod is
       // requeued soon enough to restart once its backoff expires.

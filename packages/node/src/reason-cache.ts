@@ -20,13 +20,23 @@ export class ReasonCache {
     this.#maxPods = maxPods;
   }
 
-  /** Records the StartContainer/InitContainer outcomes of one sync: failures set, successes clear. */
-  update(podUid: string, result: PodSyncResult): void {
+  /**
+   * Records the StartContainer/InitContainer outcomes of one sync: failures set, successes clear.
+   * Returns true when a failure is new or its reason or message changed.
+   */
+  update(podUid: string, result: PodSyncResult): boolean {
+    let newFailure = false;
     for (const r of result.syncResults) {
       if (r.action !== 'StartContainer' && r.action !== 'InitContainer') continue;
-      if (r.error !== undefined) this.#set(podUid, r.target, { reason: r.error, message: r.message });
-      else this.#remove(podUid, r.target);
+      if (r.error !== undefined) {
+        const before = this.get(podUid, r.target);
+        if (before?.reason !== r.error || before.message !== r.message) newFailure = true;
+        this.#set(podUid, r.target, { reason: r.error, message: r.message });
+      } else {
+        this.#remove(podUid, r.target);
+      }
     }
+    return newFailure;
   }
 
   get(podUid: string, containerName: string): ContainerStartFailure | undefined {

@@ -186,7 +186,9 @@ function decodeOnePod(raw: unknown, field: string, options: DecodeStaticPodOptio
   }
   const schemaErrors = validatePodSchema({ ...raw, apiVersion: 'v1', kind: 'Pod' });
   if (schemaErrors.length > 0) throw fail(schemaErrors);
-  const pod = structuredClone(raw) as Pod;
+  // A null field is an absent one, as Go's decoding makes it (the schema lets optional fields be
+  // null; lists with null items it already rejected).
+  const pod = withoutNulls(raw) as Pod;
   pod.apiVersion = 'v1';
   pod.kind = 'Pod';
   const location = options.file ?? options.url ?? '';
@@ -257,4 +259,13 @@ export function decodeStaticPods(data: string | Uint8Array, options: DecodeStati
   const items = raw.items ?? [];
   if (!Array.isArray(items)) throw documentError(origin, 'must be a list of pods', 'items');
   return items.map((item, i) => decodeOnePod(item, `items[${i}]`, options, origin));
+}
+
+/** A deep copy without the object properties that are null. */
+function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = withoutNulls(v);
+  return out;
 }

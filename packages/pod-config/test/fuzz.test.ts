@@ -153,6 +153,17 @@ describe('decoder property tests', () => {
     expect(({} as { polluted?: boolean }).polluted).toBeUndefined();
   });
 
+  it('takes a null field as an absent one, as Go decoding does (found by this fuzzer)', () => {
+    const text =
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: x, labels: null}\nspec:\n  hostname: null\n' +
+      '  containers:\n    - {name: c, image: i, env: null, ports: [{containerPort: 80, name: null}]}\n';
+    const [pod] = decodeStaticPods(text, { nodeName: 'n', source: 'file', file: '/m/nulls.yaml' });
+    const c = pod!.spec!.containers[0]!;
+    expect(c.ports).toEqual([{ containerPort: 80, protocol: 'TCP' }]);
+    expect('env' in c).toBe(false);
+    expect('hostname' in pod!.spec!).toBe(false);
+  });
+
   it('accepts the uncorrupted manifest in both formats', () => {
     for (const text of [YAML.stringify(base), JSON.stringify(base)]) {
       expect(decodeStaticPods(text, { nodeName: 'n1', source: 'file', file: '/f' })).toHaveLength(1);
