@@ -643,11 +643,12 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     // Step 1: what to do.
     const actions = this.computePodActions(pod, podStatus);
     // A sync that stops or removes something leaves statuses it did not read: not composable.
-    // (A new pod's "kill" stops nothing: nothing of it runs.)
+    // A new pod's "kill" stops nothing (nothing of it runs); a pod that had containers may lose
+    // its init containers to the purge that comes with a new sandbox.
     const stopsSomething =
       actions.containersToKill.size > 0 ||
       (actions.killPod &&
-        (podStatus.containerStatuses.some((c) => c.state === 'running') ||
+        (podStatus.containerStatuses.length > 0 ||
           podStatus.sandboxStatuses.some((x) => x.state === 'ready')));
     let composable = !stopsSomething;
     this.#logger.debug(

@@ -452,6 +452,22 @@ describe('the status a sync reports', () => {
     expect(failed.syncResults.some((x) => x.error === 'ErrImageNeverPull')).toBe(true);
     expect(failed.podStatus).toBeUndefined();
 
+    // A new sandbox for a pod that had containers: its init containers are purged, so the
+    // status is read, not composed (the old init container must not count as done).
+    const withInit = makePod({
+      initContainers: [{ name: 'i', image: 'busybox:v2' }],
+      containers: [{ name: 'm', image: 'busybox:v2' }],
+    });
+    await h.sync(withInit);
+    h.server.exitContainer(byName(await h.status(withInit), 'i')[0]!.id.id, 0);
+    await h.sync(withInit);
+    const sandboxId = (await h.status(withInit)).sandboxStatuses[0]!.id;
+    await h.rs.stopPodSandbox({ podSandboxId: sandboxId });
+    const recreated = await h.sync(withInit);
+    expect(recreated.syncResults.map((x) => x.action)).toContain('CreatePodSandbox');
+    expect(recreated.podStatus).toBeUndefined();
+    expect(byName(await h.status(withInit), 'i').map((c) => c.state)).toEqual(['running']);
+
     // A sync with nothing to do reports nothing either.
     const idle = await h.sync(changed);
     expect(idle.syncResults).toEqual([]);
