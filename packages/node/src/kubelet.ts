@@ -425,8 +425,9 @@ export class Kubelet implements PodSyncer {
     // timer alone (a timer armed late in a long task can fire within the same millisecond).
     const dueAt = this.#clock.now() + requestedInspectionDelayMs;
     const { uid, name, namespace } = pod;
+    // Re-inserted, so that the map stays in the order of the requests' due times.
     this.#inspections.delete(uid);
-    this.#inspections.set(uid, known ? { uid, name, namespace, status: known, dueAt } : { ...pod, dueAt });
+    this.#inspections.set(uid, { uid, name, namespace, ...(known ? { status: known } : {}), dueAt });
     if (!this.#inspectionTimer) this.#armInspectionTimer(requestedInspectionDelayMs);
   }
 
