@@ -405,6 +405,17 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     return status;
   }
 
+  async #rememberContainerStatus(
+    s: CriContainerStatus,
+    runtimeName: string,
+  ): Promise<RuntimeContainerStatus> {
+    const status = await this.#toContainerStatus(s, runtimeName);
+    // An unknown state may still fill in; every other is settled until it changes.
+    if (s.state !== ContainerState.CONTAINER_UNKNOWN)
+      this.#containerStatusCache.set(s.id, { state: s.state, status });
+    return status;
+  }
+
   #toSandboxStatus(s: CriPodSandboxStatus): RuntimeSandboxStatus {
     const hostNetwork = s.linux?.namespaces?.options?.network === NamespaceMode.NODE;
     const ips = s.network?.ip ? [s.network.ip, ...s.network.additionalIps.map((a) => a.ip)] : [];
@@ -495,22 +506,18 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
         }),
       )
     ).filter((s): s is RuntimeSandboxStatus => s !== undefined);
-    const newest = sandboxStatuses[0];
-    const ips = newest && newest.state === 'ready' ? newest.ips : [];
+    const ips = podIPsOf(sandboxStatuses);
     const containerStatuses = (
       await Promise.all(
         containerList.containers.map((c) => {
           const cached = this.#containerStatusCache.get(c.id);
           if (cached && cached.state === c.state) return cached.status;
-          return this.#rs.containerStatus({ containerId: c.id }, { signal }).then(async (res) => {
-            if (!res.status) return undefined;
-            const status = await this.#toContainerStatus(res.status, runtimeName);
-            // An unknown state may still fill in; every other is settled until it changes.
-            if (res.status.state !== ContainerState.CONTAINER_UNKNOWN) {
-              this.#containerStatusCache.set(c.id, { state: res.status.state, status });
-            }
-            return status;
-          }, notFoundAsUndefined);
+          return this.#rs
+            .containerStatus({ containerId: c.id }, { signal })
+            .then(
+              (res) => (res.status ? this.#rememberContainerStatus(res.status, runtimeName) : undefined),
+              notFoundAsUndefined,
+            );
         }),
       )
     ).filter((s): s is RuntimeContainerStatus => s !== undefined);
@@ -986,12 +993,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
   ): Promise<RuntimeContainerStatus | undefined> {
     try {
       const res = await this.#rs.containerStatus({ containerId }, { signal });
-      if (!res.status) return undefined;
-      const status = await this.#toContainerStatus(res.status, this.#runtimeName);
-      if (res.status.state !== ContainerState.CONTAINER_UNKNOWN) {
-        this.#containerStatusCache.set(containerId, { state: res.status.state, status });
-      }
-      return status;
+      return res.status ? await this.#rememberContainerStatus(res.status, this.#runtimeName) : undefined;
     } catch (err) {
       // The PLEG reads the pod instead.
       this.#logger.debug({ containerId, err: errorMessage(err) }, 'status of a started container');
@@ -1310,12 +1312,17 @@ function composePodStatus(
   const containerStatuses = [...newContainers, ...before.containerStatuses].sort(
     (a, b) => b.createdAt - a.createdAt,
   );
-  const newest = sandboxStatuses[0];
   return {
     ...before,
-    ips: newest && newest.state === 'ready' ? newest.ips : [],
+    ips: podIPsOf(sandboxStatuses),
     sandboxStatuses,
     containerStatuses,
     timestamp,
   };
+}
+
+/** A pod's IPs: its newest sandbox's, while that sandbox is ready (statuses newest first). */
+function podIPsOf(sandboxStatuses: readonly RuntimeSandboxStatus[]): readonly string[] {
+  const newest = sandboxStatuses[0];
+  return newest && newest.state === 'ready' ? newest.ips : [];
 }

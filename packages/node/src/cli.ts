@@ -62,7 +62,8 @@ async function run(flags: RunFlags): Promise<void> {
   const destination = logFile
     ? pino.destination({ dest: logFile, sync: false, mkdir: true })
     : lineBatchingDestination(1);
-  // The log file is written asynchronously: what is buffered is written out before exiting.
+  // Logs are buffered (the file asynchronously, standard output per event-loop turn): what waits
+  // is written out before exiting.
   const flushLogs = () => {
     try {
       destination.flushSync();

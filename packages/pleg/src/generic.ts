@@ -136,6 +136,19 @@ function containerIds(...pods: Array<RuntimePod | undefined>): string[] {
   return [...ids];
 }
 
+/** The events of a pod's transition from `oldPod` to `pod`, container by container. */
+function podEvents(
+  pid: string,
+  oldPod: RuntimePod | undefined,
+  pod: RuntimePod | undefined,
+): PodLifecycleEvent[] {
+  const events: PodLifecycleEvent[] = [];
+  for (const cid of containerIds(oldPod, pod)) {
+    events.push(...generateEvents(pid, cid, findState(oldPod, cid), findState(pod, cid)));
+  }
+  return events;
+}
+
 /** The events of one container's transition (upstream `generateEvents`). */
 function generateEvents(
   podId: string,
@@ -299,7 +312,8 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
   }
 
   /**
-   * Reads these pods' statuses now, as a relist would read a changed pod: the cache entry is
+   * Reads these pods' statuses now (or takes the `status` given), as a relist would read a
+   * changed pod: the cache entry is
    * replaced, the events since the last read are sent, and a hold is released. Serialized with
    * relists. A caller that just changed a pod's containers uses it to see the result without a
    * full relist (in the spirit of upstream's evented PLEG, which learns of changes from the
@@ -360,12 +374,8 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
     let eventsDiscarded = 0;
     const needsReinspection = new Map<string, RuntimePod | undefined>();
     for (const [pid, record] of [...this.#records]) {
-      const oldPod = record.old;
       const pod = record.current;
-      const events: PodLifecycleEvent[] = [];
-      for (const cid of containerIds(oldPod, pod)) {
-        events.push(...generateEvents(pid, cid, findState(oldPod, cid), findState(pod, cid)));
-      }
+      const events = podEvents(pid, record.old, pod);
       if (events.length === 0 && !this.#podsToReinspect.has(pid)) continue;
       if (this.cache.isHeld(pid)) {
         // Its changer asks for an inspection when done; the record keeps the change for later.
@@ -465,12 +475,7 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
     const ips = this.#getPodIPs(uid, status);
     if (ips !== status.ips) status = { ...status, ips };
     const current = runtimePodFromStatus(status);
-    const record = this.#records.get(uid);
-    const old = record?.old;
-    const events: PodLifecycleEvent[] = [];
-    for (const cid of containerIds(old, current)) {
-      events.push(...generateEvents(uid, cid, findState(old, cid), findState(current, cid)));
-    }
+    const events = podEvents(uid, this.#records.get(uid)?.old, current);
     this.#podsToReinspect.delete(uid);
     if (current.containers.length === 0 && current.sandboxes.length === 0) {
       // Nothing of the pod is left (or nothing was made): as a relist that no longer lists it.
