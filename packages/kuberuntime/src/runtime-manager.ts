@@ -52,6 +52,7 @@ import {
   PodSandboxState,
   RuntimeServiceClient,
 } from '@kubelet-kit/cri';
+import PQueue from 'p-queue';
 import { ContainerConfigError, generateContainerConfig } from './container-config.js';
 import { EnvError } from './env.js';
 import { errorMessage, KubeRuntimeError } from './errors.js';
@@ -176,6 +177,13 @@ export interface KubeGenericRuntimeManagerOptions {
   readonly presentImageTtlMs?: number;
   /** The image pull backoff (default 10 s → 300 s). */
   readonly imageBackOff?: Backoff;
+  /**
+   * Bound on `RunPodSandbox`, `CreateContainer` and `StartContainer` calls in flight at once,
+   * across all pods (default: no bound). A runtime creating sandboxes and containers on a small
+   * machine is CPU-bound and gets through them fastest a few at a time. Only these calls wait, in
+   * the order they were made: image pulls, status reads and stops never do.
+   */
+  readonly maxConcurrentCreationCalls?: number;
   /** Mount a kubelet-managed /etc/hosts (pod IP and hostname, hostAliases) into containers. Default true. */
   readonly manageEtcHosts?: boolean;
   /** Bound on an httpGet lifecycle hook with no grace period to bound it. Default 2 minutes. */
@@ -247,6 +255,8 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
   readonly #rootDir: string;
   #runtimeName: string;
   readonly #owned: { close(): void }[] = [];
+  /** Holds back creation calls beyond `maxConcurrentCreationCalls`; absent when unbounded. */
+  readonly #creationCalls: PQueue | undefined;
   /**
    * The last status read of each sandbox and container, with the state it was read in. Nothing
    * in a status changes without its state changing (IPs, namespaces, start and finish times,
@@ -280,6 +290,11 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       is = client;
     }
     this.#rs = rs;
+    const bound = options.maxConcurrentCreationCalls;
+    if (bound !== undefined && !(Number.isInteger(bound) && bound >= 1)) {
+      throw new RangeError(`maxConcurrentCreationCalls must be a positive integer, got ${bound}`);
+    }
+    this.#creationCalls = bound !== undefined ? new PQueue({ concurrency: bound }) : undefined;
     this.#runtimeName = options.runtimeName ?? '';
     this.#podLogsRoot = options.podLogsRootDirectory ?? defaultPodLogsRootDirectory;
     this.#rootDir = options.rootDirectory ?? '/var/lib/kubelet';
@@ -839,8 +854,15 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     const config = this.generatePodSandboxConfig(pod, attempt);
     // Synchronous, as the container's small writes (see generateContainerConfig).
     if (config.logDirectory) fsSync.mkdirSync(config.logDirectory, { recursive: true, mode: 0o755 });
-    const res = await this.#rs.runPodSandbox({ config }, { signal });
+    const res = await this.#creationCall(() => this.#rs.runPodSandbox({ config }, { signal }), signal);
     return { podSandboxId: res.podSandboxId, config };
+  }
+
+  /** Runs a creation call within `maxConcurrentCreationCalls`. */
+  #creationCall<T>(call: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const queue = this.#creationCalls;
+    if (!queue) return call();
+    return queue.add(call, signal ? { signal } : {});
   }
 
   #podDir(pod: Pod): string {
@@ -936,8 +958,12 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     // Step 4: create.
     let containerId: string;
     try {
-      containerId = (await this.#rs.createContainer({ podSandboxId, config, sandboxConfig }, { signal }))
-        .containerId;
+      containerId = (
+        await this.#creationCall(
+          () => this.#rs.createContainer({ podSandboxId, config, sandboxConfig }, { signal }),
+          signal,
+        )
+      ).containerId;
     } catch (err) {
       // The image may be gone since it was last seen: ask the runtime on the next start.
       this.#images.forgetImage(container.image ?? '');
@@ -947,7 +973,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     this.#recorder.event(ref, 'Normal', 'Created', `Created container: ${container.name}`);
     // Step 5: start.
     try {
-      await this.#rs.startContainer({ containerId }, { signal });
+      await this.#creationCall(() => this.#rs.startContainer({ containerId }, { signal }), signal);
     } catch (err) {
       this.#recorder.event(ref, 'Warning', 'Failed', `Error: ${errorMessage(err)}`);
       throw new KubeRuntimeError('RunContainerError', errorMessage(err), { cause: err });

@@ -50,6 +50,7 @@ interface RunFlags {
   nodeIp?: string[];
   maxConcurrentSyncs?: number;
   maxConcurrentPodCreations?: number;
+  maxConcurrentCreationCalls?: number;
   logLevel: string;
   logFile?: string;
   table: boolean;
@@ -103,6 +104,9 @@ async function run(flags: RunFlags): Promise<void> {
     ...(flags.maxConcurrentSyncs ? { maxConcurrentSyncs: flags.maxConcurrentSyncs } : {}),
     ...(flags.maxConcurrentPodCreations
       ? { maxConcurrentPodCreations: flags.maxConcurrentPodCreations }
+      : {}),
+    ...(flags.maxConcurrentCreationCalls
+      ? { maxConcurrentCreationCalls: flags.maxConcurrentCreationCalls }
       : {}),
   });
 
@@ -193,6 +197,12 @@ program
     'bound on pods whose sandbox is being created at once',
     int('--max-concurrent-pod-creations'),
     16,
+  )
+  .option(
+    '--max-concurrent-creation-calls <n>',
+    'bound on RunPodSandbox, CreateContainer and StartContainer calls in flight at once',
+    int('--max-concurrent-creation-calls'),
+    4,
   )
   .option('--log-level <level>', 'debug, info, warn or error', 'info')
   .option(
