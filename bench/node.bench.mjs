@@ -12,7 +12,7 @@
 //   export KUBELET_KIT_TEST_ROOT=/var/lib/kubelet-kit-bench KUBELET_KIT_RUN_DIR=/run/kubelet-kit-bench \
 //     KUBELET_KIT_CNI_BRIDGE=kkbench0 KUBELET_KIT_POD_SUBNET=10.245.0.0/16
 //   source scripts/containerd/env.sh && bash scripts/containerd/up.sh && node scripts/bench.mjs node
-// Takes about 8 minutes (much of it removing pods between phases); NODE_BENCH_ROUNDS (default 2)
+// Takes about 10 minutes (much of it removing pods between phases); NODE_BENCH_ROUNDS (default 4)
 // sets how many floor/agent rounds follow the floor's concurrency sweep.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -28,7 +28,7 @@ const N = Number(process.env.NODE_BENCH_PODS ?? 110);
 const concurrencies = [4, 8, 16, 32].filter((c) => c < N);
 const cpuWindowMs = Number(process.env.NODE_BENCH_CPU_WINDOW_MS ?? 20_000);
 const settleMs = 5_000;
-const roundsWanted = Number(process.env.NODE_BENCH_ROUNDS ?? 2);
+const roundsWanted = Number(process.env.NODE_BENCH_ROUNDS ?? 4);
 const nodeName = 'kkbench';
 const nodeIP = '127.0.0.1';
 
@@ -190,15 +190,25 @@ try {
     return result;
   };
 
-  // --- rounds: the floor at its best concurrency and all in flight, then the agent -------------
+  // --- rounds: the floor at its best concurrency and all in flight, and the agent -------------
   // The machine's load drifts (shared 2-core machines): each round pairs measurements taken a
-  // minute apart, and the ratios reported are the means of the rounds' ratios.
+  // minute apart, odd rounds floor first and even rounds agent first, so that a drift in one
+  // direction favours neither; the ratios reported are the means of the rounds' ratios.
   const rounds = [];
   let last;
   for (let r = 1; r <= roundsWanted; r++) {
-    const floorBest = await floorPhase(bestAt, `round ${r} floor`);
-    const floorAll = bestAt === N ? floorBest : await floorPhase(N, `round ${r} floor`);
-    last = await agentPhase(r, r === roundsWanted);
+    let floorBest;
+    let floorAll;
+    if (r % 2 === 1) {
+      floorBest = await floorPhase(bestAt, `round ${r} floor`);
+      floorAll = bestAt === N ? floorBest : await floorPhase(N, `round ${r} floor`);
+      last = await agentPhase(r, r === roundsWanted);
+    } else {
+      last = await agentPhase(r, r === roundsWanted);
+      floorAll = bestAt === N ? undefined : await floorPhase(N, `round ${r} floor`);
+      floorBest = await floorPhase(bestAt, `round ${r} floor`);
+      floorAll ??= floorBest;
+    }
     rounds.push({ floorBest, floorAll, agent: last.seconds, lastStart: last.lastStartSeconds });
   }
   const mean = (xs) => xs.reduce((x, y) => x + y, 0) / xs.length;
@@ -217,7 +227,9 @@ try {
       value: round(mean(rounds.map((r) => r.agent / r.floorBest))),
       unit: 'ratio',
       target: 1.05,
-      note: `agent / floor at its best concurrency (${bestAt} in flight), mean of ${rounds.length} rounds; ${roundsNote}`,
+      note:
+        `agent / floor at its best concurrency (${bestAt} in flight), mean of ${rounds.length} rounds ` +
+        `(each: ${rounds.map((r) => (r.agent / r.floorBest).toFixed(3)).join(', ')}); ${roundsNote}`,
     },
     {
       name: 'node.pods110.ratioAllInFlight',
