@@ -104,12 +104,18 @@ const manager = new DefaultProbeManager({
 for (const pod of pods) manager.addPod(pod);
 manager.start();
 
-await new Promise((r) => setTimeout(r, warmupMs));
-const windowStart = performance.now();
-const cpuBefore = process.cpuUsage();
-await new Promise((r) => setTimeout(r, windowMs));
-const cpu = process.cpuUsage(cpuBefore);
-const windowEnd = performance.now();
+/** Waits out the warm-up, then measures this process's CPU (in % of one core) over the window. */
+async function measureWindow() {
+  await new Promise((r) => setTimeout(r, warmupMs));
+  const start = performance.now();
+  const cpuBefore = process.cpuUsage();
+  await new Promise((r) => setTimeout(r, windowMs));
+  const cpu = process.cpuUsage(cpuBefore);
+  const end = performance.now();
+  return { start, end, cpuPercent: ((cpu.user + cpu.system) / 1000 / (end - start)) * 100 };
+}
+
+const { start: windowStart, end: windowEnd, cpuPercent } = await measureWindow();
 stopping = true;
 await manager.stop();
 
@@ -133,12 +139,7 @@ for (let i = 0; i < probes; i++) {
     setTimeout(() => floorTimers.push(setInterval(floorRequestOnce, periodMs)), (i * periodMs) / probes),
   );
 }
-await new Promise((r) => setTimeout(r, warmupMs));
-const floorStart = performance.now();
-const floorCpuBefore = process.cpuUsage();
-await new Promise((r) => setTimeout(r, windowMs));
-const floorCpu = process.cpuUsage(floorCpuBefore);
-const floorEnd = performance.now();
+const { cpuPercent: floorCpuPercent } = await measureWindow();
 for (const timer of floorTimers) clearTimeout(timer);
 child.kill();
 // Lateness of every probe started in the window against its worker's own schedule.
@@ -152,9 +153,7 @@ for (const list of starts.values()) {
     count++;
   }
 }
-const cpuPercent = ((cpu.user + cpu.system) / 1000 / (windowEnd - windowStart)) * 100;
 const driftMs = count ? late / count : Number.NaN;
-const floorCpuPercent = ((floorCpu.user + floorCpu.system) / 1000 / (floorEnd - floorStart)) * 100;
 console.error(
   `prober bench: ${probes} probes, ${count} probe starts in ${Math.round(windowEnd - windowStart)} ms, ${failures} failed`,
   reasons,
