@@ -330,6 +330,9 @@ export class BasicPodWorkers implements PodWorkers {
   #stopped = false;
   #activeRuns = 0;
   #idleWaiters: (() => void)[] = [];
+  /** Worker runs waiting for their turn of the event loop to start (see #run). */
+  readonly #startQueue: WorkerChannel[] = [];
+  #startScheduled = false;
 
   constructor(options: PodWorkersOptions) {
     this.#podSyncer = options.podSyncer;
@@ -705,13 +708,32 @@ export class BasicPodWorkers implements PodWorkers {
     this.#signal(this.#podUpdates.get(uid));
   }
 
+  /**
+   * Starts the channel's worker in a later turn of the event loop, one worker per turn: like a
+   * goroutine, it starts after the caller's synchronous code (so that caller's updates coalesce),
+   * and it runs until it waits on I/O before the next worker starts. Started together in one
+   * turn, a burst of new pods would each run their whole sync preamble before the first of them
+   * reached the runtime, since the runtime calls they make are only written out between turns.
+   */
   #run(channel: WorkerChannel): void {
     channel.running = true;
     this.#activeRuns++;
+    this.#startQueue.push(channel);
+    if (!this.#startScheduled) {
+      this.#startScheduled = true;
+      setImmediate(this.#startNext);
+    }
+  }
+
+  readonly #startNext = (): void => {
+    const channel = this.#startQueue.shift();
+    if (this.#startQueue.length > 0) setImmediate(this.#startNext);
+    else this.#startScheduled = false;
+    if (!channel) return;
     this.#podWorkerLoop(channel).catch((err: unknown) => {
       this.#logger.error({ podUID: channel.uid, err: errorMessage(err) }, 'Pod worker crashed');
     });
-  }
+  };
 
   #allowStaticPodStart(fullname: string, uid: string): boolean {
     const started = this.#startedStaticPodsByFullname.get(fullname);
@@ -825,8 +847,6 @@ export class BasicPodWorkers implements PodWorkers {
 
   async #podWorkerLoop(channel: WorkerChannel): Promise<void> {
     try {
-      // Start after the caller's synchronous code, like a goroutine, so its updates coalesce.
-      await null;
       await this.#processUpdates(channel);
     } finally {
       channel.running = false;

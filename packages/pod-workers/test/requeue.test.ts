@@ -209,10 +209,42 @@ test('without a bound all pods sync at once', async () => {
   const h = harness({ hook: () => gate.promise.then(() => undefined) });
   for (let i = 0; i < 10; i++)
     h.workers.updatePod({ updateType: 'create', pod: newNamedPod(String(i), 'ns', `p${i}`) });
-  await h.clock.tick(0);
+  // Workers start one per turn of the event loop; none of them finishes while the gate holds.
+  for (let turn = 0; turn < 20 && h.syncer.calls.length < 10; turn++) await h.clock.tick(0);
   expect(h.syncer.calls).toHaveLength(10);
   gate.resolve();
   await h.drain();
+});
+
+test('a new worker runs until it waits on I/O before the next one starts', async () => {
+  const steps: string[] = [];
+  const io = deferred();
+  const h = harness({
+    hook: async (c) => {
+      steps.push(`${c.uid} start`);
+      // Promise continuations (what a sync runs between its awaits), then real waiting.
+      for (let i = 0; i < 5; i++) await Promise.resolve();
+      steps.push(`${c.uid} waits on I/O`);
+      await io.promise;
+      return undefined;
+    },
+  });
+  for (const uid of ['a', 'b', 'c'])
+    h.workers.updatePod({ updateType: 'create', pod: newNamedPod(uid, 'ns', uid) });
+  // Nothing starts within the caller's synchronous code.
+  expect(steps).toEqual([]);
+  for (let turn = 0; turn < 10 && steps.length < 6; turn++) await h.clock.tick(0);
+  expect(steps).toEqual([
+    'a start',
+    'a waits on I/O',
+    'b start',
+    'b waits on I/O',
+    'c start',
+    'c waits on I/O',
+  ]);
+  io.resolve();
+  await h.drain();
+  expect(h.syncer.calls.map((c) => c.uid)).toEqual(['a', 'b', 'c']);
 });
 
 test('pod worker duration metric is observed with the oldest pending start time', async () => {
