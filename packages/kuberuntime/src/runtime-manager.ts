@@ -253,6 +253,8 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
   readonly #hooks: HandlerRunner;
   readonly #podLogsRoot: string;
   readonly #rootDir: string;
+  /** Read once: the machine's memory does not change under a running agent (upstream: MachineInfo). */
+  readonly #memoryCapacity: number;
   #runtimeName: string;
   readonly #owned: { close(): void }[] = [];
   /** Holds back creation calls beyond `maxConcurrentCreationCalls`; absent when unbounded. */
@@ -298,6 +300,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     this.#runtimeName = options.runtimeName ?? '';
     this.#podLogsRoot = options.podLogsRootDirectory ?? defaultPodLogsRootDirectory;
     this.#rootDir = options.rootDirectory ?? '/var/lib/kubelet';
+    this.#memoryCapacity = options.memoryCapacity ?? os.totalmem();
     this.#images = new ImageManager({
       imageService: is,
       clock: this.#clock,
@@ -938,7 +941,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
               },
             }),
         podLogsRootDirectory: this.#podLogsRoot,
-        memoryCapacity: this.#opts.memoryCapacity ?? os.totalmem(),
+        memoryCapacity: this.#memoryCapacity,
         resources: {
           ...(this.#opts.cpuCFSQuota !== undefined ? { cpuCFSQuota: this.#opts.cpuCFSQuota } : {}),
           ...(this.#opts.cpuCFSQuotaPeriod !== undefined
