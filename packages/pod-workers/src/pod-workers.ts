@@ -330,9 +330,12 @@ export class BasicPodWorkers implements PodWorkers {
   #stopped = false;
   #activeRuns = 0;
   #idleWaiters: (() => void)[] = [];
-  /** Worker runs waiting for their turn of the event loop to start (see #run). */
-  readonly #startQueue: WorkerChannel[] = [];
-  #startScheduled = false;
+  /**
+   * Worker runs waiting for their turn of the event loop to start (see #run), from
+   * `#startHead` on: an index, since shifting a long array moves every entry.
+   */
+  #startQueue: WorkerChannel[] = [];
+  #startHead = 0;
 
   constructor(options: PodWorkersOptions) {
     this.#podSyncer = options.podSyncer;
@@ -718,18 +721,22 @@ export class BasicPodWorkers implements PodWorkers {
   #run(channel: WorkerChannel): void {
     channel.running = true;
     this.#activeRuns++;
-    this.#startQueue.push(channel);
-    if (!this.#startScheduled) {
-      this.#startScheduled = true;
-      setImmediate(this.#startNext);
-    }
+    // A turn is already scheduled unless the queue was empty.
+    if (this.#startQueue.push(channel) - this.#startHead === 1) setImmediate(this.#startNext);
   }
 
   readonly #startNext = (): void => {
-    const channel = this.#startQueue.shift();
-    if (this.#startQueue.length > 0) setImmediate(this.#startNext);
-    else this.#startScheduled = false;
-    if (!channel) return;
+    const channel = this.#startQueue[this.#startHead++] as WorkerChannel;
+    if (this.#startHead < this.#startQueue.length) {
+      setImmediate(this.#startNext);
+      if (this.#startHead >= 1024 && this.#startHead * 2 >= this.#startQueue.length) {
+        this.#startQueue = this.#startQueue.slice(this.#startHead);
+        this.#startHead = 0;
+      }
+    } else {
+      this.#startQueue = [];
+      this.#startHead = 0;
+    }
     this.#podWorkerLoop(channel).catch((err: unknown) => {
       this.#logger.error({ podUID: channel.uid, err: errorMessage(err) }, 'Pod worker crashed');
     });

@@ -216,6 +216,15 @@ test('without a bound all pods sync at once', async () => {
   await h.drain();
 });
 
+test('a burst of 3000 new pods starts every worker once, in the order of the updates', async () => {
+  const h = harness();
+  const uids = Array.from({ length: 3000 }, (_, i) => String(i));
+  for (const uid of uids)
+    h.workers.updatePod({ updateType: 'create', pod: newNamedPod(uid, 'ns', `p${uid}`) });
+  await h.drain();
+  expect(h.syncer.calls.map((c) => c.uid)).toEqual(uids);
+});
+
 test('a new worker runs until it waits on I/O before the next one starts', async () => {
   const steps: string[] = [];
   const io = deferred();

@@ -120,9 +120,10 @@ export interface Drainable {
 
 /**
  * Lets the workers run on the fake clock until none has work pending (upstream's
- * `drainAllWorkers`). Time does not move; a worker blocked on a timer stays busy.
+ * `drainAllWorkers`). Time does not move; a worker blocked on a timer stays busy. Workers start
+ * one per turn of the event loop, so a burst of N new pods needs about N rounds.
  */
-export async function drainWorkers(workers: Drainable, clock: FakeClock, maxRounds = 100): Promise<void> {
+export async function drainWorkers(workers: Drainable, clock: FakeClock, maxRounds = 10_000): Promise<void> {
   for (let i = 0; i < maxRounds; i++) {
     await clock.tick(0);
     if (!workers.isWorking()) return;
