@@ -15,7 +15,6 @@
 // Takes about 10 minutes (much of it removing pods between phases); NODE_BENCH_ROUNDS (default 4)
 // sets how many floor/agent rounds follow the floor's concurrency sweep.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { ImageServiceClient, RuntimeServiceClient } from '@kubelet-kit/cri';
 import { decodeStaticPods } from '@kubelet-kit/pod-config';
@@ -23,6 +22,7 @@ import { startAgent } from './support/agent-process.mjs';
 import { buildFloorConfigs, removeSandboxes, runFloor } from './support/cri-floor.mjs';
 import { sleepPodManifest } from './support/pods.mjs';
 import { cpuSeconds, rssBytes } from './support/proc.mjs';
+import { benchWorkDir } from './support/work-dir.mjs';
 
 const N = Number(process.env.NODE_BENCH_PODS ?? 110);
 const concurrencies = [4, 8, 16, 32].filter((c) => c < N);
@@ -58,7 +58,8 @@ const runtime = new RuntimeServiceClient({ endpoint, timeoutMs: 120_000 });
 const imageService = new ImageServiceClient({ endpoint });
 const ours = (s) => s.metadata?.name?.endsWith(`-${nodeName}`);
 
-const work = fs.mkdtempSync(path.join(os.tmpdir(), 'kk-node-bench-'));
+// The agent's roots and the floor's log root each in a block group of their own (see work-dir.mjs).
+const work = benchWorkDir('kk-node-bench-');
 const manifestDir = path.join(work, 'manifests');
 const stagingDir = path.join(work, 'staging');
 fs.mkdirSync(manifestDir);
