@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// First: V8 tuning for the agent process, before the other modules run.
+import './apply-v8-tuning.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger, Pod } from '@kubelet-kit/core';
