@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { agentInterruptBudget, applyAgentV8Tuning } from '../src/v8-tuning.js';
 
 describe('applyAgentV8Tuning', () => {
-  it('raises the interrupt budget above Node 20's default', () => {
+  it("raises the interrupt budget above Node 20's default", () => {
     expect(agentInterruptBudget).toBe(4 * 67_584);
   });
 
