@@ -14,8 +14,8 @@ import path from 'node:path';
  * inode-table block. /tmp's group holds the recent deletions of every process on the machine,
  * this benchmark's own phases included, and there a pod's eight new inodes (pod, volumes and
  * plugins directories, log directory, container directory, termination-message file, etc-hosts)
- * cost the agent about 0.3 CPU-seconds per 110 pods (perf: the kernel's `recently_deleted` in
- * 17 % of its samples); in a group of its own, almost nothing. A node's kubelet root is not
+ * cost the agent up to 0.3 CPU-seconds per 110 pods (perf: the kernel's `recently_deleted` in
+ * 8 to 19 % of its samples); in a group of its own, almost nothing (2 samples in 2,300). A node's kubelet root is not
  * where everything else on the machine is deleted. Without chattr or on other file systems this
  * is a plain temp directory.
  */

@@ -5,10 +5,11 @@ import v8 from 'node:v8';
  * TurboFan: four times Node 20's default (67,584).
  *
  * Why: the agent's work comes in bursts (a node's pods arriving, a relist) of code that runs a
- * few hundred times and then idles. With the default, TurboFan compiles much of it on a
- * background thread; in a burst of 110 pods on containerd that compilation was about 0.14 of the
- * agent's 1.2–1.3 CPU-seconds, on the two cores the container runtime needs, and the main
- * thread ran no faster for it. Code that stays hot is still optimized, a little later.
+ * few hundred times and then idles. With the default, TurboFan compiled much of it on a
+ * background thread, on the two cores the container runtime needs: in a burst of 110 pods on
+ * containerd the agent's background threads used 0.27–0.30 CPU-seconds (compilation most of
+ * it), and 0.13–0.14 with this budget, while its main thread used no more.
+ * Code that stays hot is still optimized, a little later.
  */
 export const agentInterruptBudget = 4 * 67_584;
 
