@@ -11,7 +11,7 @@ import v8 from 'node:v8';
  * it), and 0.13–0.14 with this budget, while its main thread used no more.
  * Code that stays hot is still optimized, a little later.
  */
-export const agentInterruptBudget = 4 * 67_584;
+const agentInterruptBudget = 4 * 67_584;
 
 /**
  * Applies the agent's V8 tuning to this process, before the agent's modules run. For the
