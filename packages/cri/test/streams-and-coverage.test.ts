@@ -160,3 +160,53 @@ describe('codec', () => {
     expect(back.status?.exitCode).toBe(2);
   });
 });
+
+describe('codec reader', () => {
+  const sandbox = messageCodec<{ id: string; createdAt: number; labels: Record<string, string> }>(
+    'PodSandbox',
+  );
+
+  test('int64 fields decode to the same numbers protobufjs gives, negative and past 32 bits included', () => {
+    const values = [
+      0,
+      1,
+      127,
+      128,
+      2 ** 31,
+      2 ** 32 - 1,
+      2 ** 32,
+      2 ** 40 + 5,
+      2 ** 53 - 1,
+      -1,
+      -2,
+      -(2 ** 32),
+      -(2 ** 32) - 1,
+      -(2 ** 53 - 1),
+    ];
+    for (const createdAt of values) {
+      const wire = Buffer.from(
+        generated.v1.PodSandbox.encode(generated.v1.PodSandbox.fromObject({ createdAt })).finish(),
+      );
+      expect(sandbox.decode(wire).createdAt).toBe(createdAt);
+    }
+  });
+
+  test('strings: multi-byte UTF-8 and a real U+FFFD decode, invalid UTF-8 is rejected as protobufjs does', () => {
+    const labels = { 'io.kubernetes.pod.name': 'pød-✓', replacement: 'a\uFFFDb' };
+    const back = sandbox.decode(sandbox.encode({ id: 'ünï', labels }));
+    expect(back.id).toBe('ünï');
+    expect(back.labels).toEqual(labels);
+
+    // Field 1 (id), length 2, bytes 0xc3 0x28: an invalid two-byte sequence.
+    const invalid = Buffer.from([0x0a, 0x02, 0xc3, 0x28]);
+    expect(() => generated.v1.PodSandbox.decode(invalid)).toThrow();
+    expect(() => sandbox.decode(invalid)).toThrow(/invalid UTF-8/);
+  });
+
+  test('a truncated string or varint is an error, not a short read', () => {
+    expect(() => sandbox.decode(Buffer.from([0x0a, 0x05, 0x61]))).toThrow(RangeError);
+    // Field 4 (created_at), a varint whose continuation bit never ends.
+    expect(() => sandbox.decode(Buffer.from([0x20, 0xff, 0xff]))).toThrow(RangeError);
+    expect(() => sandbox.decode(Buffer.from([0x20, ...Array(10).fill(0xff), 0x01]))).toThrow(/varint/);
+  });
+});
