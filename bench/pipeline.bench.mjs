@@ -7,8 +7,8 @@
 // not fit is skipped and said so in the note.
 import { fork, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { benchWorkDir } from './support/work-dir.mjs';
 
 const levels = (process.env.PIPELINE_BENCH_LEVELS ?? '1000,10000,30000,100000').split(',').map(Number);
 const budgetMs = Number(process.env.PIPELINE_BENCH_BUDGET_MS ?? 1_500_000);
@@ -124,7 +124,8 @@ async function runLevel(n, timeoutMs) {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const { endpoint } = await new Promise((resolve) => server.once('message', resolve));
-  const rootDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'kk-pipeline-bench-'));
+  // In a block group of its own: see work-dir.mjs (each level deletes its many thousand pods' files).
+  const rootDirectory = benchWorkDir('kk-pipeline-bench-');
   let problems = 0;
   let firstProblem;
   const problem = (fields, msg) => {
