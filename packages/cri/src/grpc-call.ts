@@ -1,5 +1,5 @@
 import { Client, credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
-import { messageCodec } from './codec.js';
+import { type MessageCodec, messageCodec } from './codec.js';
 import { grpcTarget } from './endpoint.js';
 import { CriError } from './errors.js';
 import {
@@ -14,12 +14,21 @@ interface ServiceDefinition {
   methods: Record<string, { requestType: string; responseType: string; responseStream: boolean }>;
 }
 
+interface MethodInfo {
+  readonly path: string;
+  readonly request: MessageCodec<unknown>;
+  readonly response: MessageCodec<unknown>;
+  readonly requestType: string;
+}
+
 const identity = (b: Buffer): Buffer => b;
 
 /** One gRPC channel to a CRI service, with the shared call, deadline and error handling. */
 export class CriConnection {
   readonly #client: Client;
   readonly #definition: ServiceDefinition;
+  /** Each method's path and codecs, made on its first call. */
+  readonly #methods = new Map<string, MethodInfo>();
   readonly defaultTimeoutMs: number;
 
   constructor(definition: ServiceDefinition, options: CriClientOptions) {
@@ -32,15 +41,19 @@ export class CriConnection {
     });
   }
 
-  #method(method: string) {
+  #method(method: string): MethodInfo {
+    let info = this.#methods.get(method);
+    if (info) return info;
     const def = this.#definition.methods[method];
     if (!def) throw new Error(`${this.#definition.service} has no method ${method}`);
-    return {
+    info = {
       path: `/${this.#definition.service}/${method}`,
       request: messageCodec(def.requestType),
       response: messageCodec(def.responseType),
       requestType: def.requestType,
     };
+    this.#methods.set(method, info);
+    return info;
   }
 
   #encode(method: string, request: unknown): Buffer {
