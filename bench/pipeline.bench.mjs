@@ -15,13 +15,26 @@ const budgetMs = Number(process.env.PIPELINE_BENCH_BUDGET_MS ?? 1_500_000);
 const log = (msg) => console.error(`pipeline.bench: ${msg}`);
 
 if (process.argv[2] === '--level') {
-  await runLevel(Number(process.argv[3]), Number(process.argv[4]));
+  await runLevel(Number(process.argv[3]), Number(process.argv[4]), process.argv[5]);
 } else {
   await orchestrate();
 }
 
 async function orchestrate() {
   const started = performance.now();
+  // Every level's agent root stays until the end: a level's many thousand deleted files would
+  // make the next level's new inodes slow to allocate on ext4 (see work-dir.mjs). With each root
+  // removed right after its level, the 30,000 and 100,000 pod levels ran almost no pod for their
+  // first 30 and 90 s; the 30,000 pod level alone, after a pause, did not.
+  const work = benchWorkDir('kk-pipeline-bench-');
+  try {
+    await runLevels(started, work);
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+async function runLevels(started, work) {
   const done = [];
   const skipped = [];
   for (const n of levels) {
@@ -54,6 +67,7 @@ async function orchestrate() {
         '--level',
         String(n),
         String(Math.max(left, 10_000)),
+        work,
       ],
       { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 16 * 1024 * 1024 },
     );
@@ -115,7 +129,7 @@ async function startedPods(metrics) {
   return values.find((v) => v.metricName === 'kubelet_pod_start_duration_seconds_count')?.value ?? 0;
 }
 
-async function runLevel(n, timeoutMs) {
+async function runLevel(n, timeoutMs, workDir) {
   const { StaticPodSource } = await import('@kubelet-kit/pod-config');
   const { createAgent } = await import('@kubelet-kit/node');
   const { sleepPodManifest } = await import('./support/pods.mjs');
@@ -124,8 +138,12 @@ async function runLevel(n, timeoutMs) {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const { endpoint } = await new Promise((resolve) => server.once('message', resolve));
-  // In a block group of its own: see work-dir.mjs (each level deletes its many thousand pods' files).
-  const rootDirectory = benchWorkDir('kk-pipeline-bench-');
+  // Under the run's chattr +T work directory (each level's root in a block group of its own), or
+  // one of its own when the level runs alone.
+  const ownRoot = !workDir;
+  const rootDirectory = workDir
+    ? fs.mkdtempSync(path.join(workDir, `level-${n}-`))
+    : benchWorkDir('kk-pipeline-bench-');
   let problems = 0;
   let firstProblem;
   const problem = (fields, msg) => {
@@ -198,7 +216,7 @@ async function runLevel(n, timeoutMs) {
   await agent.stop().catch(() => {});
   server.send('close');
   await new Promise((r) => server.once('exit', r));
-  fs.rmSync(rootDirectory, { recursive: true, force: true });
+  if (ownRoot) fs.rmSync(rootDirectory, { recursive: true, force: true });
   console.log(JSON.stringify(result));
   process.exit(0);
 }
