@@ -22,10 +22,8 @@ if (process.argv[2] === '--level') {
 
 async function orchestrate() {
   const started = performance.now();
-  // Every level's agent root stays until the end: a level's many thousand deleted files would
-  // make the next level's new inodes slow to allocate on ext4 (see work-dir.mjs). With each root
-  // removed right after its level, the 30,000 and 100,000 pod levels ran almost no pod for their
-  // first 30 and 90 s; the 30,000 pod level alone, after a pause, did not.
+  // Every level's agent root stays until the run ends: a level's many thousand deleted files
+  // would make the next level's new inodes slow to allocate on ext4 (see work-dir.mjs).
   const work = benchWorkDir('kk-pipeline-bench-');
   try {
     await runLevels(started, work);
