@@ -27,6 +27,51 @@ export interface AdmitPodOptions {
   readonly allowHostNetwork?: boolean;
   /** Whether containers may run privileged (upstream's --allow-privileged, default true). */
   readonly allowPrivileged?: boolean;
+  /**
+   * What `activePods` hold, kept by a caller that admits many pods in a row; without it each
+   * admission sums every active pod's requests and host ports again (quadratic in a batch).
+   */
+  readonly usage?: PodResourceUsage;
+}
+
+/** The pod count, cpu and memory requests and host ports held by a set of admitted pods. */
+export class PodResourceUsage {
+  #count = 0;
+  #cpu = 0;
+  #memory = 0;
+  readonly #hostPorts = new Set<string>();
+
+  constructor(pods: readonly Pod[] = []) {
+    for (const pod of pods) this.add(pod);
+  }
+
+  /** Counts one more admitted pod. */
+  add(pod: Pod): void {
+    this.#count++;
+    this.#cpu += podRequest(pod, 'cpu');
+    this.#memory += podRequest(pod, 'memory');
+    for (const port of hostPorts(pod)) this.#hostPorts.add(port);
+  }
+
+  /** Admitted pods. */
+  get count(): number {
+    return this.#count;
+  }
+
+  /** Cores. */
+  get cpu(): number {
+    return this.#cpu;
+  }
+
+  /** Bytes. */
+  get memory(): number {
+    return this.#memory;
+  }
+
+  /** `<protocol>/<host IP>:<port>` of every host port in use. */
+  get hostPorts(): ReadonlySet<string> {
+    return this.#hostPorts;
+  }
 }
 
 function requestOf(c: Container, name: 'cpu' | 'memory'): number {
@@ -74,7 +119,7 @@ function formatAmount(name: 'cpu' | 'memory', value: number): string {
  * the host network / privileged policies).
  */
 export function admitPod(options: AdmitPodOptions): PodAdmitResult {
-  const { pod, activePods, allocatable } = options;
+  const { pod, activePods, allocatable, usage } = options;
   const containers = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
   if (pod.spec?.hostNetwork && options.allowHostNetwork === false) {
     return {
@@ -93,17 +138,18 @@ export function admitPod(options: AdmitPodOptions): PodAdmitResult {
       };
     }
   }
-  if (activePods.length + 1 > allocatable.pods) {
+  const activeCount = usage ? usage.count : activePods.length;
+  if (activeCount + 1 > allocatable.pods) {
     return {
       admit: false,
       reason: 'OutOfpods',
-      message: `Node didn't have enough resource: pods, requested: 1, used: ${activePods.length}, capacity: ${allocatable.pods}`,
+      message: `Node didn't have enough resource: pods, requested: 1, used: ${activeCount}, capacity: ${allocatable.pods}`,
     };
   }
   for (const name of ['cpu', 'memory'] as const) {
     const requested = podRequest(pod, name);
     if (requested === 0) continue;
-    const used = activePods.reduce((sum, p) => sum + podRequest(p, name), 0);
+    const used = usage ? usage[name] : activePods.reduce((sum, p) => sum + podRequest(p, name), 0);
     const capacity = allocatable[name];
     if (used + requested > capacity) {
       return {
@@ -115,7 +161,7 @@ export function admitPod(options: AdmitPodOptions): PodAdmitResult {
   }
   const wanted = hostPorts(pod);
   if (wanted.length > 0) {
-    const taken = new Set(activePods.flatMap(hostPorts));
+    const taken = usage ? usage.hostPorts : new Set(activePods.flatMap(hostPorts));
     const clash = wanted.find((p) => taken.has(p));
     if (clash) {
       return {

@@ -40,7 +40,7 @@ import {
 } from '@kubelet-kit/pod-workers';
 import { isPodPhaseTerminal } from '@kubelet-kit/status-manager';
 import PQueue from 'p-queue';
-import { admitPod, type NodeAllocatable } from './admission.js';
+import { admitPod, type NodeAllocatable, PodResourceUsage } from './admission.js';
 import { generateAPIPodStatus } from './api-pod-status.js';
 import type {
   PlegView,
@@ -295,8 +295,10 @@ export class Kubelet implements PodSyncer {
     const start = this.#clock.now();
     const sorted = [...pods].sort((a, b) => creationTime(a) - creationTime(b));
     const o = this.#o;
-    // The active pods once per batch, each admitted pod appended: not a full scan per pod.
+    // The active pods and what they hold once per batch, each admitted pod added: not a full
+    // scan per pod.
     let activePods: Pod[] | undefined;
+    let usage: PodResourceUsage | undefined;
     for (const pod of sorted) {
       o.podManager.addPod(pod);
       if (isMirrorPod(pod)) continue;
@@ -304,9 +306,11 @@ export class Kubelet implements PodSyncer {
       const { mirrorPod } = o.podManager.getPodAndMirrorPod(pod);
       if (!this.podWorkers.isPodTerminationRequested(uid)) {
         activePods ??= this.#activePods().filter((p) => p.metadata?.uid !== uid);
+        usage ??= new PodResourceUsage(activePods);
         const result = admitPod({
           pod,
           activePods,
+          usage,
           allocatable: o.allocatable,
           ...(o.allowHostNetwork !== undefined ? { allowHostNetwork: o.allowHostNetwork } : {}),
           ...(o.allowPrivileged !== undefined ? { allowPrivileged: o.allowPrivileged } : {}),
@@ -316,6 +320,7 @@ export class Kubelet implements PodSyncer {
           continue;
         }
         activePods.push(pod);
+        usage.add(pod);
       }
       this.podWorkers.updatePod({
         updateType: 'create',

@@ -1,6 +1,6 @@
 import type { Pod } from '@kubelet-kit/core';
 import { describe, expect, it } from 'vitest';
-import { admitPod, podRequest } from '../src/index.js';
+import { admitPod, PodResourceUsage, podRequest } from '../src/index.js';
 
 const pod = (
   name: string,
@@ -83,5 +83,60 @@ describe('admitPod', () => {
       'PrivilegedNotAllowed',
     );
     expect(admitPod({ pod: priv, activePods: [], allocatable }).admit).toBe(true);
+  });
+
+  it('decides the same with a kept PodResourceUsage as by summing activePods', () => {
+    const withPort = (name: string, hostPort: number, requests: Record<string, string> = {}) =>
+      pod(
+        name,
+        {},
+        {
+          containers: [
+            { name: 'c', image: 'i', resources: { requests }, ports: [{ containerPort: 80, hostPort }] },
+          ],
+        },
+      );
+    const big = { cpu: 64, memory: 2 ** 40, pods: 1000 };
+    const candidates = [
+      pod('a', { cpu: '700m', memory: '1Gi' }),
+      withPort('b', 8080, { cpu: '500m' }),
+      pod('c', { memory: '2Gi' }),
+      withPort('d', 8080),
+      pod('e', { cpu: '900m' }),
+      pod('f', { memory: '1500Mi' }),
+      withPort('g', 9090, { cpu: '100m' }),
+      pod('h'),
+    ];
+    for (const limits of [allocatable, { ...allocatable, pods: 5 }, big]) {
+      const active: Pod[] = [];
+      const usage = new PodResourceUsage();
+      const reasons: (string | undefined)[] = [];
+      for (const candidate of candidates) {
+        const summed = admitPod({ pod: candidate, activePods: active, allocatable: limits });
+        const kept = admitPod({ pod: candidate, activePods: active, allocatable: limits, usage });
+        expect(kept).toEqual(summed);
+        reasons.push(summed.reason);
+        if (summed.admit) {
+          active.push(candidate);
+          usage.add(candidate);
+        }
+      }
+      expect(usage.count).toBe(active.length);
+      expect(usage.cpu).toBeCloseTo(active.reduce((s, p) => s + podRequest(p, 'cpu'), 0));
+      if (limits === allocatable) {
+        // cpu 2 and 4 GiB, 3 pods: a and b fit, c fits, then the pod count is full.
+        expect(reasons).toEqual([
+          undefined,
+          undefined,
+          undefined,
+          'OutOfpods',
+          'OutOfpods',
+          'OutOfpods',
+          'OutOfpods',
+          'OutOfpods',
+        ]);
+      }
+      if (limits === big) expect(reasons).toContain('HostPortConflict');
+    }
   });
 });
