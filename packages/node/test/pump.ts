@@ -1,8 +1,8 @@
 import type { FakeClock } from '@kubelet-kit/core';
 
-/** Whether file-system requests are still out on libuv's thread pool. */
+/** Whether file-system requests are still out on libuv's thread pool, or a child process runs. */
 function fsRequestsPending(): boolean {
-  return process.getActiveResourcesInfo().some((r) => r.startsWith('FSReq'));
+  return process.getActiveResourcesInfo().some((r) => r.startsWith('FSReq') || r === 'ProcessWrap');
 }
 
 /**

@@ -14,8 +14,21 @@ export function yieldIO(): Promise<void> {
 }
 
 /**
- * Advances the fake clock in `stepMs` steps until `cond` holds, giving real file I/O (which
- * no fake clock drives) a moment between steps; fails after `maxSteps`.
+ * Yields event-loop turns until no file-system request is out on libuv's thread pool and no
+ * child process (`mount`) runs; at least a few turns, at most a bounded number. Fake time must
+ * not run ahead of real I/O, or a loaded machine would skip states a test means to see.
+ */
+export async function settleIO(): Promise<void> {
+  for (let i = 0; i < 3 || (fsRequestsPending() && i < 100_000); i++) await yieldIO();
+}
+
+function fsRequestsPending(): boolean {
+  return process.getActiveResourcesInfo().some((r) => r.startsWith('FSReq') || r === 'ProcessWrap');
+}
+
+/**
+ * Advances the fake clock in `stepMs` steps until `cond` holds, letting real file I/O (which
+ * no fake clock drives) finish between steps; fails after `maxSteps`.
  */
 export async function until(
   clock: FakeClock,
@@ -26,7 +39,7 @@ export async function until(
   for (let i = 0; i < maxSteps; i++) {
     if (await cond()) return;
     await clock.tick(stepMs);
-    await new Promise((resolve) => setTimeout(resolve, 1));
+    await settleIO();
   }
   if (await cond()) return;
   throw new Error('condition not reached');
