@@ -18,11 +18,11 @@ export function yieldIO(): Promise<void> {
  * child process (`mount`) runs; at least a few turns, at most a bounded number. Fake time must
  * not run ahead of real I/O, or a loaded machine would skip states a test means to see.
  */
-export async function settleIO(): Promise<void> {
-  for (let i = 0; i < 3 || (fsRequestsPending() && i < 100_000); i++) await yieldIO();
+async function settleIO(): Promise<void> {
+  for (let i = 0; i < 3 || (realIOPending() && i < 100_000); i++) await yieldIO();
 }
 
-function fsRequestsPending(): boolean {
+function realIOPending(): boolean {
   return process.getActiveResourcesInfo().some((r) => r.startsWith('FSReq') || r === 'ProcessWrap');
 }
 
