@@ -119,7 +119,7 @@ function formatAmount(name: 'cpu' | 'memory', value: number): string {
  * the host network / privileged policies).
  */
 export function admitPod(options: AdmitPodOptions): PodAdmitResult {
-  const { pod, activePods, allocatable, usage } = options;
+  const { pod, activePods, allocatable } = options;
   const containers = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
   if (pod.spec?.hostNetwork && options.allowHostNetwork === false) {
     return {
@@ -138,18 +138,18 @@ export function admitPod(options: AdmitPodOptions): PodAdmitResult {
       };
     }
   }
-  const activeCount = usage ? usage.count : activePods.length;
-  if (activeCount + 1 > allocatable.pods) {
+  const held = options.usage ?? new PodResourceUsage(activePods);
+  if (held.count + 1 > allocatable.pods) {
     return {
       admit: false,
       reason: 'OutOfpods',
-      message: `Node didn't have enough resource: pods, requested: 1, used: ${activeCount}, capacity: ${allocatable.pods}`,
+      message: `Node didn't have enough resource: pods, requested: 1, used: ${held.count}, capacity: ${allocatable.pods}`,
     };
   }
   for (const name of ['cpu', 'memory'] as const) {
     const requested = podRequest(pod, name);
     if (requested === 0) continue;
-    const used = usage ? usage[name] : activePods.reduce((sum, p) => sum + podRequest(p, name), 0);
+    const used = held[name];
     const capacity = allocatable[name];
     if (used + requested > capacity) {
       return {
@@ -161,7 +161,7 @@ export function admitPod(options: AdmitPodOptions): PodAdmitResult {
   }
   const wanted = hostPorts(pod);
   if (wanted.length > 0) {
-    const taken = usage ? usage.hostPorts : new Set(activePods.flatMap(hostPorts));
+    const taken = held.hostPorts;
     const clash = wanted.find((p) => taken.has(p));
     if (clash) {
       return {
