@@ -12,7 +12,7 @@
 //   export KUBELET_KIT_TEST_ROOT=/var/lib/kubelet-kit-bench KUBELET_KIT_RUN_DIR=/run/kubelet-kit-bench \
 //     KUBELET_KIT_CNI_BRIDGE=kkbench0 KUBELET_KIT_POD_SUBNET=10.245.0.0/16
 //   source scripts/containerd/env.sh && bash scripts/containerd/up.sh && node scripts/bench.mjs node
-// Takes about 14 minutes (much of it removing pods between phases); NODE_BENCH_ROUNDS (default 8)
+// Takes about 10 minutes (much of it removing pods between phases); NODE_BENCH_ROUNDS (default 8)
 // sets how many agent phases, each between two floor phases, follow the floor's concurrency sweep.
 // A single round's ratio moves by several per cent with what else the shared machine runs, so
 // ratioBest is the median of the rounds' ratios (their mean is in the note).
