@@ -108,36 +108,7 @@ interface WorkerChannel {
   signaled: boolean;
   closed: boolean;
   running: boolean;
-  /** Whether its loop has run before (its pod's first sync is behind it, or under way). */
-  ran: boolean;
   lastSyncTime: number;
-}
-
-/** A FIFO of worker runs read from a head index: shifting a long array would move every entry. */
-class RunQueue {
-  #items: WorkerChannel[] = [];
-  #head = 0;
-
-  get length(): number {
-    return this.#items.length - this.#head;
-  }
-
-  push(channel: WorkerChannel): void {
-    this.#items.push(channel);
-  }
-
-  shift(): WorkerChannel | undefined {
-    if (this.#head >= this.#items.length) return undefined;
-    const channel = this.#items[this.#head++];
-    if (this.#head === this.#items.length) {
-      this.#items = [];
-      this.#head = 0;
-    } else if (this.#head >= 1024 && this.#head * 2 >= this.#items.length) {
-      this.#items = this.#items.slice(this.#head);
-      this.#head = 0;
-    }
-    return channel;
-  }
 }
 
 class PodSyncStatus {
@@ -359,10 +330,12 @@ export class BasicPodWorkers implements PodWorkers {
   #stopped = false;
   #activeRuns = 0;
   #idleWaiters: (() => void)[] = [];
-  /** Worker runs waiting for their turn of the event loop (see #run): first starts of new pods. */
-  readonly #firstRuns = new RunQueue();
-  /** Runs of workers that ran before (a started pod's next update): these go first. */
-  readonly #returningRuns = new RunQueue();
+  /**
+   * Worker runs waiting for their turn of the event loop to start (see #run), from
+   * `#startHead` on: an index, since shifting a long array moves every entry.
+   */
+  #startQueue: WorkerChannel[] = [];
+  #startHead = 0;
 
   constructor(options: PodWorkersOptions) {
     this.#podSyncer = options.podSyncer;
@@ -635,7 +608,7 @@ export class BasicPodWorkers implements PodWorkers {
 
     let channel = this.#podUpdates.get(uid);
     if (!channel) {
-      channel = { uid, signaled: false, closed: false, running: false, ran: false, lastSyncTime: 0 };
+      channel = { uid, signaled: false, closed: false, running: false, lastSyncTime: 0 };
       this.#podUpdates.set(uid, channel);
       // Static pods with one full name start in the order UpdatePod first saw them.
       if (isStaticPod(pod)) {
@@ -744,24 +717,26 @@ export class BasicPodWorkers implements PodWorkers {
    * and it runs until it waits on I/O before the next worker starts. Started together in one
    * turn, a burst of new pods would each run their whole sync preamble before the first of them
    * reached the runtime, since the runtime calls they make are only written out between turns.
-   * A worker that ran before (a started pod's next update, such as the PLEG seeing its container
-   * start) goes ahead of the new pods still waiting for their first turn, as Go runs a goroutine
-   * that a channel send wakes next: otherwise, in a burst of thousands of new pods, the first
-   * pods' Running status would wait for every other pod's first sync.
    */
   #run(channel: WorkerChannel): void {
     channel.running = true;
     this.#activeRuns++;
-    const waiting = this.#returningRuns.length + this.#firstRuns.length;
-    (channel.ran ? this.#returningRuns : this.#firstRuns).push(channel);
-    channel.ran = true;
-    // A turn is already scheduled unless nothing was waiting.
-    if (waiting === 0) setImmediate(this.#startNext);
+    // A turn is already scheduled unless the queue was empty.
+    if (this.#startQueue.push(channel) - this.#startHead === 1) setImmediate(this.#startNext);
   }
 
   readonly #startNext = (): void => {
-    const channel = (this.#returningRuns.shift() ?? this.#firstRuns.shift()) as WorkerChannel;
-    if (this.#returningRuns.length + this.#firstRuns.length > 0) setImmediate(this.#startNext);
+    const channel = this.#startQueue[this.#startHead++] as WorkerChannel;
+    if (this.#startHead < this.#startQueue.length) {
+      setImmediate(this.#startNext);
+      if (this.#startHead >= 1024 && this.#startHead * 2 >= this.#startQueue.length) {
+        this.#startQueue = this.#startQueue.slice(this.#startHead);
+        this.#startHead = 0;
+      }
+    } else {
+      this.#startQueue = [];
+      this.#startHead = 0;
+    }
     this.#podWorkerLoop(channel).catch((err: unknown) => {
       this.#logger.error({ podUID: channel.uid, err: errorMessage(err) }, 'Pod worker crashed');
     });
