@@ -185,8 +185,8 @@ async function runLevel(n, timeoutMs, workDir) {
   const deadline = start + timeoutMs;
   let running = 0;
   let lastReport = start;
-  // How long the first pod took to show Running: in a burst, a started pod's status must not wait
-  // for every other pod's first sync.
+  // How long the first pod took to show Running: its next sync takes its turn after the first
+  // syncs of the pods queued before it (see the pod-workers README).
   let firstRunningSeconds;
   while (performance.now() < deadline) {
     running = await startedPods(agent.metrics);
