@@ -1,3 +1,4 @@
+import { Server, ServerCredentials } from '@grpc/grpc-js';
 import {
   CriError,
   type CriErrorCode,
@@ -162,4 +163,63 @@ describe('endpoints', () => {
       );
     },
   );
+});
+
+describe('malformed replies', () => {
+  /** A bare gRPC server whose Version handler answers with the given bytes as they are. */
+  async function rawServer(reply: Buffer): Promise<{ endpoint: string; close: () => void }> {
+    const server = new Server();
+    const id = (b: Buffer) => b;
+    server.addService(
+      {
+        Version: {
+          path: '/runtime.v1.RuntimeService/Version',
+          requestStream: false,
+          responseStream: false,
+          requestSerialize: id,
+          requestDeserialize: id,
+          responseSerialize: id,
+          responseDeserialize: id,
+        },
+      },
+      { Version: (_call: unknown, callback: (err: null, value: Buffer) => void) => callback(null, reply) },
+    );
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) =>
+        err ? reject(err) : resolve(p),
+      ),
+    );
+    return { endpoint: `tcp://127.0.0.1:${port}`, close: () => server.forceShutdown() };
+  }
+
+  test('a reply that is not a valid message fails the call with Internal, naming the parse error', async () => {
+    // Field 1 as a varint, cut off after its first byte.
+    const server = await rawServer(Buffer.from([0x08, 0xff]));
+    const runtime = new RuntimeServiceClient({ endpoint: server.endpoint });
+    try {
+      const err = await runtime.version().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(CriError);
+      expect(err).toMatchObject({ code: 'Internal', method: 'Version' });
+      expect((err as CriError).details).toMatch(/^Response message parsing error: /);
+    } finally {
+      runtime.close();
+      server.close();
+    }
+  });
+
+  test('an empty reply decodes to the message with every field unset', async () => {
+    const server = await rawServer(Buffer.alloc(0));
+    const runtime = new RuntimeServiceClient({ endpoint: server.endpoint });
+    try {
+      await expect(runtime.version()).resolves.toEqual({
+        version: '',
+        runtimeName: '',
+        runtimeVersion: '',
+        runtimeApiVersion: '',
+      });
+    } finally {
+      runtime.close();
+      server.close();
+    }
+  });
 });
