@@ -94,7 +94,7 @@ export class CriConnection {
       const m = this.#method(method);
       // Straight on the channel (grpc-js's public `Channel.createCall`), not through
       // `makeUnaryRequest`: with no interceptors, its intercepting-call and event-emitter layers
-      // only wrap this same call, and skipping them costs about a fifth less CPU per call.
+      // only wrap this same call; without them a call costs 10-20 % less CPU.
       const call = this.#channel.createCall(
         m.path,
         deadlineOf(options?.timeoutMs ?? timeoutMs),
@@ -107,11 +107,8 @@ export class CriConnection {
       let received = false;
       call.start(new Metadata(), {
         onReceiveMetadata() {},
+        // One message at most: the call delivers the next only after another `startRead`.
         onReceiveMessage(message: Buffer) {
-          if (received) {
-            call.cancelWithStatus(status.UNIMPLEMENTED, 'Too many responses received');
-            return;
-          }
           received = true;
           try {
             response = m.response.decode(message) as Resp;
