@@ -194,10 +194,15 @@ function cancelledError(method: string, reason: unknown): CriError {
   });
 }
 
-/** The error of a call that ended with a status other than OK. */
-function statusError(method: string, s: StatusObject, signal: AbortSignal | undefined): CriError {
+/** The error of a call that ended with a status other than OK (`cause`: grpc-js's own error). */
+function statusError(
+  method: string,
+  s: { code: number; details?: string },
+  signal: AbortSignal | undefined,
+  cause?: unknown,
+): CriError {
   if (signal?.aborted && s.code === status.CANCELLED) return cancelledError(method, signal.reason);
-  return new CriError({ grpcStatus: s.code, details: s.details, method });
+  return new CriError({ grpcStatus: s.code, details: s.details ?? '', method, cause });
 }
 
 function isServiceError(err: unknown): err is ServiceError {
@@ -206,11 +211,8 @@ function isServiceError(err: unknown): err is ServiceError {
 
 function toCriError(method: string, err: unknown, signal: AbortSignal | undefined): CriError {
   if (err instanceof CriError) return err;
-  if (signal?.aborted && isServiceError(err) && err.code === status.CANCELLED) {
-    return cancelledError(method, signal.reason);
-  }
   if (isServiceError(err)) {
-    return new CriError({ grpcStatus: err.code, details: err.details ?? err.message, method, cause: err });
+    return statusError(method, { code: err.code, details: err.details ?? err.message }, signal, err);
   }
   return new CriError({
     grpcStatus: status.UNKNOWN,
