@@ -6,6 +6,7 @@ import { basename, dirname, join } from 'node:path';
 import {
   type Clock,
   type EventRecorder,
+  getPodFullName,
   type Logger,
   noopEventRecorder,
   noopLogger,
@@ -98,7 +99,8 @@ interface CachedFile {
  * editor swap files ignored; no recursion. It lists at start, after file-system events
  * (debounced through the clock, so an editor's write-and-rename gives one listing) and every
  * `period`. Each listing whose result differs from the last one sent is sent as a SET; a missing
- * path or an empty directory sends an empty SET. A bad file is reported (logger, event,
+ * path or an empty directory sends an empty SET. After the first SET, the pods of files that
+ * are new to a listing also go out as ADDs as soon as each file is read, before that SET. A bad file is reported (logger, event,
  * `onError`, {@link FileSource.errors}) and skipped; the other files are still sent.
  */
 export class FileSource implements PodSource {
@@ -284,6 +286,14 @@ export class FileSource implements PodSource {
     const pods: Pod[] = [];
     const errors: PodValidationError[] = [];
     const seen = new Set<string>();
+    // Pods of files that appeared since the last SET go out as ADDs while the listing goes on,
+    // so the first of a burst of new manifests starts before the last is read (upstream sends
+    // each file's pod on its own event). Only names and UIDs no sent pod has: a renamed file, a
+    // duplicate name or UID is left to the SET at the end, which decides as before.
+    const sentNames =
+      this.#lastSent !== undefined
+        ? new Set(this.#lastSent.flatMap((p) => [getPodFullName(p), `uid:${p.metadata?.uid ?? ''}`]))
+        : undefined;
     for (const name of names) {
       const file = join(dir, name);
       let info: Stats;
@@ -303,10 +313,24 @@ export class FileSource implements PodSource {
         this.#logger.debug({ file }, 'Manifest path is not a directory or file');
         continue;
       }
-      pods.push(...(await this.#extractFromFile(file, errors, seen, info)));
+      const isNew = !this.#cache.has(file);
+      const filePods = await this.#extractFromFile(file, errors, seen, info);
+      pods.push(...filePods);
+      if (sentNames && isNew && filePods.length > 0) await this.#sendEarly(filePods, sentNames);
     }
     this.#finishListing(errors, seen);
     return pods;
+  }
+
+  /** Sends the pods of a new file as an ADD, unless a pod of that name or UID was sent before. */
+  async #sendEarly(pods: Pod[], sent: Set<string>): Promise<void> {
+    const keys = (p: Pod) => [getPodFullName(p), `uid:${p.metadata?.uid ?? ''}`];
+    const fresh = pods.filter((p) => !keys(p).some((k) => sent.has(k)));
+    for (const p of pods) for (const k of keys(p)) sent.add(k);
+    if (fresh.length === 0 || this.#stopped || !this.#sink) return;
+    await this.#sink({ op: 'ADD', pods: deepCopy(fresh), source: this.name });
+    // Let the consumer act on it (start the pod's sync) before the next file is read.
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
 
   async #extractFromFile(

@@ -134,6 +134,41 @@ describe('FileSource on a real directory', () => {
     await h.stop();
   });
 
+  it('sends the pods of new files as ADDs while the listing goes on, then the SET changes nothing', async () => {
+    await writeFile(join(dir, 'a.yaml'), manifest('a'));
+    const h = await harness({ watch: false });
+    expect(h.take()).toEqual([{ op: 'ADD', names: ['a-node1'] }]);
+    h.sets.length = 0;
+    // Three new files, one of which repeats the name of a sent pod (another file, another UID)
+    // and two of which repeat each other: only b and c go early; the SET decides the rest.
+    await writeFile(join(dir, 'b.yaml'), manifest('b'));
+    await writeFile(join(dir, 'c1.yaml'), manifest('c'));
+    await writeFile(join(dir, 'c2.yaml'), manifest('c', 'nginx:1.28'));
+    await writeFile(join(dir, 'z.yaml'), manifest('a'));
+    h.clock.advance(20_000);
+    await h.source.whenIdle();
+    expect(h.sets.map((u) => ({ op: u.op, names: u.pods.map((p) => p.metadata?.name) }))).toEqual([
+      { op: 'ADD', names: ['b-node1'] },
+      { op: 'ADD', names: ['c-node1'] },
+      { op: 'SET', names: ['a-node1', 'b-node1', 'c-node1', 'c-node1', 'a-node1'] },
+    ]);
+    // The merged stream: the two ADDs, and from the SET only the duplicates' rejection (no
+    // update, no remove): the first file of a name wins, as in a SET alone.
+    const updates = h.updates.slice();
+    expect(h.take()).toEqual([
+      { op: 'ADD', names: ['b-node1'] },
+      { op: 'ADD', names: ['c-node1'] },
+    ]);
+    expect(updates[1]?.pods[0]?.spec?.containers[0]?.image).toBe('nginx:1.27');
+    expect(h.recorder.events.filter((e) => e.reason === 'FailedValidation')).toHaveLength(2);
+    // An unchanged re-list sends nothing early again.
+    h.sets.length = 0;
+    h.clock.advance(20_000);
+    await h.source.whenIdle();
+    expect(h.sets).toEqual([]);
+    await h.stop();
+  });
+
   it('turns an edit of a manifest with its own UID into an UPDATE', async () => {
     const withUid = (image: string) =>
       manifest('fixed', image).replace('name: fixed', 'name: fixed\n  uid: fixed-uid');
