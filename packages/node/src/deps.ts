@@ -17,6 +17,8 @@ export interface StatusManagerView {
   start(): void;
   stop(): void | Promise<void>;
   getPodStatus(uid: string): PodStatus | undefined;
+  /** `getPodStatus(uid)?.phase` without the copy. */
+  getPodPhase(uid: string): PodStatus['phase'] | undefined;
   setPodStatus(pod: Pod, status: PodStatus): void;
   setContainerReadiness(podUid: string, containerId: string, ready: boolean): void;
   setContainerStartup(podUid: string, containerId: string, started: boolean): void;

@@ -469,7 +469,7 @@ export class Kubelet implements PodSyncer {
     return this.#o.podManager
       .getPods()
       .filter((p) => !this.podWorkers.isPodKnownTerminated(p.metadata?.uid ?? ''))
-      .filter((p) => !isPodPhaseTerminal(this.#o.statusManager.getPodStatus(p.metadata?.uid ?? '')?.phase));
+      .filter((p) => !isPodPhaseTerminal(this.#o.statusManager.getPodPhase(p.metadata?.uid ?? '')));
   }
 
   #rejectPod(pod: Pod, reason: string, message: string): void {
@@ -542,7 +542,7 @@ export class Kubelet implements PodSyncer {
     for (const pod of allPods) {
       const uid = pod.metadata?.uid ?? '';
       if (workingPods.has(uid)) continue;
-      if (isPodPhaseTerminal(o.statusManager.getPodStatus(uid)?.phase)) continue;
+      if (isPodPhaseTerminal(o.statusManager.getPodPhase(uid))) continue;
       const { mirrorPod } = o.podManager.getPodAndMirrorPod(pod);
       this.podWorkers.updatePod({
         updateType: 'create',

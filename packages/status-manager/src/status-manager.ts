@@ -83,6 +83,11 @@ export interface StatusManager extends PodStatusProvider {
   stop(): Promise<void>;
   /** A copy of the cached status; a mirror pod's UID finds its static pod's status. */
   getPodStatus(uid: string): PodStatus | undefined;
+  /**
+   * The cached status's phase, without copying the status: what admission and housekeeping ask
+   * of every pod (`getPodStatus(uid)?.phase` at the cost of a read).
+   */
+  getPodPhase(uid: string): PodStatus['phase'] | undefined;
   /** The cached status with its version, by source UID (for diagnostics and tests). */
   getVersionedStatus(uid: string): VersionedPodStatus | undefined;
   /** Caches a new status; ignored when nothing the kubelet owns changed, unless the pod is being deleted. */
@@ -208,6 +213,10 @@ export class PodStatusManager implements StatusManager {
   getPodStatus(uid: string): PodStatus | undefined {
     const cached = this.#podStatuses.get(this.#podManager.translatePodUID(uid));
     return cached ? deepCopy(cached.status) : undefined;
+  }
+
+  getPodPhase(uid: string): PodStatus['phase'] | undefined {
+    return this.#podStatuses.get(this.#podManager.translatePodUID(uid))?.status.phase;
   }
 
   getVersionedStatus(uid: string): VersionedPodStatus | undefined {

@@ -554,8 +554,11 @@ describe('syncing to sinks', () => {
     expect(sink.writes).toHaveLength(1);
     expect(sink.writes[0]?.statusUid).toBe('mirror-uid');
     expect(sink.getPodStatus('mirror-uid')?.phase).toBe('Running');
-    // GetPodStatus accepts the mirror's UID.
+    // GetPodStatus accepts the mirror's UID, and so does getPodPhase.
     expect(manager.getPodStatus('mirror-uid')?.phase).toBe('Running');
+    expect(manager.getPodPhase('mirror-uid')).toBe('Running');
+    expect(manager.getPodPhase('static-uid')).toBe('Running');
+    expect(manager.getPodPhase('unknown-uid')).toBeUndefined();
   });
 
   it('holds back a terminal phase while containers may run, and forces readiness False once terminal', async () => {
