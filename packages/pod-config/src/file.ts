@@ -94,13 +94,28 @@ interface CachedFile {
   readonly error?: PodValidationError;
 }
 
+/** The ADDs a listing sends ahead of its SET. */
+interface EarlyAdds {
+  /** Full names and UIDs of the pods sent so far (`uid:` prefixed). */
+  readonly sent: Set<string>;
+  /** New pods not sent yet. */
+  pending: Pod[];
+  /** How many pending pods make the next ADD. */
+  batch: number;
+}
+
+function podKeys(pod: Pod): string[] {
+  return [getPodFullName(pod), `uid:${pod.metadata?.uid ?? ''}`];
+}
+
 /**
  * Static pods from a directory or a single file: one Pod per file, YAML or JSON; dotfiles and
  * editor swap files ignored; no recursion. It lists at start, after file-system events
  * (debounced through the clock, so an editor's write-and-rename gives one listing) and every
  * `period`. Each listing whose result differs from the last one sent is sent as a SET; a missing
  * path or an empty directory sends an empty SET. After the first SET, the pods of files that
- * are new to a listing also go out as ADDs as soon as each file is read, before that SET. A bad file is reported (logger, event,
+ * are new to a listing also go out ahead of that SET as they are read, in ADDs of 1, 2, 4, …
+ * pods. A bad file is reported (logger, event,
  * `onError`, {@link FileSource.errors}) and skipped; the other files are still sent.
  */
 export class FileSource implements PodSource {
@@ -288,11 +303,18 @@ export class FileSource implements PodSource {
     const seen = new Set<string>();
     // Pods of files that appeared since the last SET go out as ADDs while the listing goes on,
     // so the first of a burst of new manifests starts before the last is read (upstream sends
-    // each file's pod on its own event). Only names and UIDs no sent pod has: a renamed file, a
-    // duplicate name or UID is left to the SET at the end, which decides as before.
-    const sentNames =
+    // each file's pod on its own event). The first ADD holds one pod and each next one twice as
+    // many, so that a directory of thousands of new files costs the consumer a few dozen
+    // admissions of a batch, not one per file; what is left when the listing ends goes with the
+    // SET. Only names and UIDs no sent pod has: a renamed file, a duplicate name or UID is left
+    // to the SET at the end, which decides as before.
+    const early: EarlyAdds | undefined =
       this.#lastSent !== undefined
-        ? new Set(this.#lastSent.flatMap((p) => [getPodFullName(p), `uid:${p.metadata?.uid ?? ''}`]))
+        ? {
+            sent: new Set(this.#lastSent.flatMap((p) => podKeys(p))),
+            pending: [],
+            batch: 1,
+          }
         : undefined;
     for (const name of names) {
       const file = join(dir, name);
@@ -316,20 +338,28 @@ export class FileSource implements PodSource {
       const isNew = !this.#cache.has(file);
       const filePods = await this.#extractFromFile(file, errors, seen, info);
       pods.push(...filePods);
-      if (sentNames && isNew && filePods.length > 0) await this.#sendEarly(filePods, sentNames);
+      if (early && isNew && filePods.length > 0) await this.#addEarly(filePods, early);
     }
     this.#finishListing(errors, seen);
     return pods;
   }
 
-  /** Sends the pods of a new file as an ADD, unless a pod of that name or UID was sent before. */
-  async #sendEarly(pods: Pod[], sent: Set<string>): Promise<void> {
-    const keys = (p: Pod) => [getPodFullName(p), `uid:${p.metadata?.uid ?? ''}`];
-    const fresh = pods.filter((p) => !keys(p).some((k) => sent.has(k)));
-    for (const p of pods) for (const k of keys(p)) sent.add(k);
-    if (fresh.length === 0 || this.#stopped || !this.#sink) return;
-    await this.#sink({ op: 'ADD', pods: deepCopy(fresh), source: this.name });
-    // Let the consumer act on it (start the pod's sync) before the next file is read.
+  /**
+   * Queues the pods of a new file whose name and UID no sent pod has, and sends the queue as an
+   * ADD once it holds the current batch size (which then doubles).
+   */
+  async #addEarly(pods: Pod[], early: EarlyAdds): Promise<void> {
+    for (const p of pods) {
+      const keys = podKeys(p);
+      if (!keys.some((k) => early.sent.has(k))) early.pending.push(p);
+      for (const k of keys) early.sent.add(k);
+    }
+    if (early.pending.length < early.batch || this.#stopped || !this.#sink) return;
+    const batch = early.pending;
+    early.pending = [];
+    early.batch *= 2;
+    await this.#sink({ op: 'ADD', pods: deepCopy(batch), source: this.name });
+    // Let the consumer act on it (start the pods' syncs) before the next file is read.
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
 
