@@ -134,28 +134,25 @@ describe('FileSource on a real directory', () => {
     await h.stop();
   });
 
-  it('sends the pods of new files ahead of the SET in ADDs of 1, 2, 4, … pods; the SET then adds the rest', async () => {
+  it('sends the pods of new files ahead of the SET, 8 one at a time, then in ADDs of 2, 4, …; the SET adds the rest', async () => {
     await writeFile(join(dir, 'a.yaml'), manifest('a'));
     const h = await harness({ watch: false });
     expect(h.take()).toEqual([{ op: 'ADD', names: ['a-node1'] }]);
     h.sets.length = 0;
-    const names = Array.from({ length: 10 }, (_, i) => `p${i}`);
+    const names = Array.from({ length: 17 }, (_, i) => `p${String(i).padStart(2, '0')}`);
     for (const n of names) await writeFile(join(dir, `${n}.yaml`), manifest(n));
     h.clock.advance(20_000);
     await h.source.whenIdle();
     const pods = (ns: string[]) => ns.map((n) => `${n}-node1`);
+    const ahead = [...names.slice(0, 8).map((n) => [n]), names.slice(8, 10), names.slice(10, 14)];
     expect(h.sets.map((u) => ({ op: u.op, names: u.pods.map((p) => p.metadata?.name) }))).toEqual([
-      { op: 'ADD', names: pods(['p0']) },
-      { op: 'ADD', names: pods(['p1', 'p2']) },
-      { op: 'ADD', names: pods(['p3', 'p4', 'p5', 'p6']) },
+      ...ahead.map((ns) => ({ op: 'ADD', names: pods(ns) })),
       { op: 'SET', names: pods(['a', ...names]) },
     ]);
     // The merged stream: each ADD once, the SET adding only the pods not sent ahead.
     expect(h.take()).toEqual([
-      { op: 'ADD', names: pods(['p0']) },
-      { op: 'ADD', names: pods(['p1', 'p2']) },
-      { op: 'ADD', names: pods(['p3', 'p4', 'p5', 'p6']) },
-      { op: 'ADD', names: pods(['p7', 'p8', 'p9']) },
+      ...ahead.map((ns) => ({ op: 'ADD', names: pods(ns) })),
+      { op: 'ADD', names: pods(names.slice(14)) },
     ]);
     // An unchanged re-list sends nothing, ahead or not.
     h.sets.length = 0;
@@ -171,7 +168,7 @@ describe('FileSource on a real directory', () => {
     h.take();
     h.sets.length = 0;
     // b is new; c1 and c2 repeat each other's name; z repeats the sent a (another file, another
-    // UID): only b goes ahead, and the SET decides the rest as a SET alone would.
+    // UID): b and c1 go ahead, and the SET decides the rest as a SET alone would.
     await writeFile(join(dir, 'b.yaml'), manifest('b'));
     await writeFile(join(dir, 'c1.yaml'), manifest('c'));
     await writeFile(join(dir, 'c2.yaml'), manifest('c', 'nginx:1.28'));
@@ -180,6 +177,7 @@ describe('FileSource on a real directory', () => {
     await h.source.whenIdle();
     expect(h.sets.map((u) => ({ op: u.op, names: u.pods.map((p) => p.metadata?.name) }))).toEqual([
       { op: 'ADD', names: ['b-node1'] },
+      { op: 'ADD', names: ['c-node1'] },
       { op: 'SET', names: ['a-node1', 'b-node1', 'c-node1', 'c-node1', 'a-node1'] },
     ]);
     const updates = h.updates.slice();
@@ -187,7 +185,7 @@ describe('FileSource on a real directory', () => {
       { op: 'ADD', names: ['b-node1'] },
       { op: 'ADD', names: ['c-node1'] },
     ]);
-    // The first file of a name wins; a stays the pod of a.yaml.
+    // The first file of a name wins (c1's image); a stays the pod of a.yaml.
     expect(updates[1]?.pods[0]?.spec?.containers[0]?.image).toBe('nginx:1.27');
     expect(h.recorder.events.filter((e) => e.reason === 'FailedValidation')).toHaveLength(2);
     await h.stop();
