@@ -130,6 +130,7 @@ try {
       nodeName,
       args: ['--node-ip', nodeIP],
       // The "Started container" events: when the CRI work of each pod ended.
+      mayKeep: (line) => line.includes('"event":"Started"'),
       keep: (e) => {
         if (e.event !== 'Started') return false;
         started++;
