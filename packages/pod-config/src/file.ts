@@ -107,9 +107,9 @@ interface EarlyAdds {
 }
 
 /**
- * Pods of a listing sent one per ADD before the ADDs grow: enough to fill the runtime's first
- * creation slots at once (an agent's default is 4 calls in flight). In a burst of 110 files
- * moved in, the 4th pod's first call came 20-30 ms sooner than with ADDs of 1, 2, 4, ….
+ * Pods of a listing sent one per ADD before the ADDs grow: enough for a runtime's first few
+ * creation calls to start at once. In a burst of 110 files moved into the agent's directory, the
+ * 4th pod's first call came 20-30 ms sooner than with ADDs of 1, 2, 4, ….
  */
 const earlyAddSingles = 8;
 
@@ -124,8 +124,8 @@ function podKeys(pod: Pod): string[] {
  * `period`. Each listing whose result differs from the last one sent is sent as a SET; a missing
  * path or an empty directory sends an empty SET. After the first SET, the pods of files that
  * are new to a listing also go out ahead of that SET as they are read: the first 8 one per ADD,
- * then in ADDs of 2, 4, 8, … pods. A bad file is reported (logger, event,
- * `onError`, {@link FileSource.errors}) and skipped; the other files are still sent.
+ * then in ADDs of 2, 4, 8, … pods. A bad file is reported (logger, event, `onError`,
+ * {@link FileSource.errors}) and skipped; the other files are still sent.
  */
 export class FileSource implements PodSource {
   readonly name: string;
@@ -315,8 +315,8 @@ export class FileSource implements PodSource {
     // each file's pod on its own event). The first few pods go one per ADD, then each ADD holds
     // twice as many as the one before, so that a directory of thousands of new files costs the
     // consumer a few dozen admissions of a batch, not one per file; what is left when the
-    // listing ends goes with the SET. Only names and UIDs no sent pod has: a renamed file, a duplicate name or UID is left
-    // to the SET at the end, which decides as before.
+    // listing ends goes with the SET. Only names and UIDs no sent pod has: a renamed file, a
+    // duplicate name or UID is left to the SET at the end, which decides as before.
     const early: EarlyAdds | undefined =
       this.#lastSent !== undefined
         ? {
