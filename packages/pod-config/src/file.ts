@@ -96,8 +96,13 @@ interface CachedFile {
 
 /** The ADDs a listing sends ahead of its SET. */
 interface EarlyAdds {
-  /** Full names and UIDs of the pods sent so far (`uid:` prefixed). */
-  readonly sent: Set<string>;
+  /** The pods of the last SET (what `sent` starts from). */
+  readonly lastSent: readonly Pod[];
+  /**
+   * Full names and UIDs of the pods sent so far (`uid:` prefixed); made at the listing's first
+   * new file, so that a re-list that finds none does not index every pod.
+   */
+  sent?: Set<string>;
   /** New pods not sent yet. */
   pending: Pod[];
   /** How many pending pods make the next ADD. */
@@ -320,7 +325,7 @@ export class FileSource implements PodSource {
     const early: EarlyAdds | undefined =
       this.#lastSent !== undefined
         ? {
-            sent: new Set(this.#lastSent.flatMap((p) => podKeys(p))),
+            lastSent: this.#lastSent,
             pending: [],
             batch: 1,
             singlesLeft: earlyAddSingles,
@@ -359,10 +364,12 @@ export class FileSource implements PodSource {
    * ADD once it holds the current batch size (which doubles once the singles are sent).
    */
   async #addEarly(pods: Pod[], early: EarlyAdds): Promise<void> {
+    early.sent ??= new Set(early.lastSent.flatMap((p) => podKeys(p)));
+    const sent = early.sent;
     for (const p of pods) {
       const keys = podKeys(p);
-      if (!keys.some((k) => early.sent.has(k))) early.pending.push(p);
-      for (const k of keys) early.sent.add(k);
+      if (!keys.some((k) => sent.has(k))) early.pending.push(p);
+      for (const k of keys) sent.add(k);
     }
     if (early.pending.length < early.batch || this.#stopped || !this.#sink) return;
     const batch = early.pending;
