@@ -38,7 +38,7 @@ import {
   type SyncPodResult,
   type WorkQueue,
 } from '@kubelet-kit/pod-workers';
-import { isPodPhaseTerminal } from '@kubelet-kit/status-manager';
+import { generatePodReadyCondition, isPodPhaseTerminal } from '@kubelet-kit/status-manager';
 import PQueue from 'p-queue';
 import { admitPod, type NodeAllocatable, PodResourceUsage } from './admission.js';
 import { generateAPIPodStatus } from './api-pod-status.js';
@@ -109,6 +109,25 @@ function podRef(pod: Pod): { uid: string; name: string; namespace: string } {
     name: pod.metadata?.name ?? '',
     namespace: pod.metadata?.namespace ?? '',
   };
+}
+
+/**
+ * Upstream `NeedToReconcilePodReadiness`: a pod with readiness gates whose Ready condition (as
+ * its source holds it) differs in status or message from the one its own conditions and
+ * container statuses give.
+ */
+function needToReconcilePodReadiness(pod: Pod): boolean {
+  if ((pod.spec?.readinessGates ?? []).length === 0) return false;
+  const status = pod.status ?? {};
+  const current = status.conditions?.find((c) => c.type === 'Ready');
+  if (!current) return false;
+  const expected = generatePodReadyCondition(
+    pod,
+    status.conditions,
+    status.containerStatuses,
+    status.phase ?? '',
+  );
+  return current.status !== expected.status || (current.message ?? '') !== (expected.message ?? '');
 }
 
 function creationTime(pod: Pod): number {
@@ -301,10 +320,24 @@ export class Kubelet implements PodSyncer {
     let usage: PodResourceUsage | undefined;
     for (const pod of sorted) {
       o.podManager.addPod(pod);
-      if (isMirrorPod(pod)) continue;
+      const { pod: staticPod, mirrorPod, wasMirror } = o.podManager.getPodAndMirrorPod(pod);
+      if (wasMirror) {
+        // A mirror pod's arrival is news for its static pod's worker (which then knows the
+        // mirror to write status through); a mirror with no static pod is left alone.
+        if (staticPod) {
+          this.podWorkers.updatePod({
+            updateType: 'update',
+            pod: staticPod,
+            mirrorPod: pod,
+            startTime: start,
+          });
+        }
+        continue;
+      }
       const uid = pod.metadata?.uid ?? '';
-      const { mirrorPod } = o.podManager.getPodAndMirrorPod(pod);
-      if (!this.podWorkers.isPodTerminationRequested(uid)) {
+      // A pod that is being terminated, or that arrives with a terminal phase (it finished
+      // before this agent started), is not admitted again: its worker only finishes it.
+      if (!this.podWorkers.isPodTerminationRequested(uid) && !isPodPhaseTerminal(pod.status?.phase)) {
         activePods ??= this.#activePods().filter((p) => p.metadata?.uid !== uid);
         usage ??= new PodResourceUsage(activePods);
         const result = admitPod({
@@ -374,16 +407,22 @@ export class Kubelet implements PodSyncer {
     }
   }
 
-  /** Upstream `HandlePodReconcile`: status-only changes; resync when readiness may differ. */
+  /**
+   * Upstream `HandlePodReconcile`: a status-only change from a source. The pod manager takes the
+   * new object; the pod is synced only when the Ready condition it carries disagrees with its
+   * readiness gates (the kubelet's own status writes come back here and need no sync).
+   */
   handlePodReconcile(pods: readonly Pod[]): void {
     const start = this.#clock.now();
     for (const pod of pods) {
       this.#o.podManager.updatePod(pod);
-      if (isMirrorPod(pod)) continue;
-      const { mirrorPod } = this.#o.podManager.getPodAndMirrorPod(pod);
+      const { pod: syncedPod, mirrorPod, wasMirror } = this.#o.podManager.getPodAndMirrorPod(pod);
+      // A mirror pod stands for its static pod, which is reconciled like any other.
+      const target = wasMirror ? syncedPod : pod;
+      if (!target || !needToReconcilePodReadiness(target)) continue;
       this.podWorkers.updatePod({
         updateType: 'sync',
-        pod,
+        pod: target,
         ...(mirrorPod ? { mirrorPod } : {}),
         startTime: start,
       });

@@ -1,0 +1,236 @@
+import {
+  type CachedPodStatus,
+  ConfigHashAnnotationKey,
+  ConfigMirrorAnnotationKey,
+  ConfigSourceAnnotationKey,
+  FakeClock,
+  type Pod,
+  type PodStatus,
+  type PodStatusCache,
+  type Runtime,
+} from '@kubelet-kit/core';
+import { BasicPodManager } from '@kubelet-kit/pod-manager';
+import type { UpdatePodOptions } from '@kubelet-kit/pod-workers';
+import { describe, expect, it } from 'vitest';
+import type { PlegView, PodConfigView, StatusManagerView } from '../src/index.js';
+import { Kubelet } from '../src/index.js';
+
+// The config handlers (upstream HandlePodAdditions and HandlePodReconcile) on a Kubelet that is
+// never started: what they hand the pod workers, and what status they write.
+
+const emptyStatus: CachedPodStatus = {
+  status: {
+    id: '',
+    name: '',
+    namespace: '',
+    ips: [],
+    sandboxStatuses: [],
+    containerStatuses: [],
+    timestamp: 0,
+  },
+  error: undefined,
+  modified: 0,
+};
+const podCache: PodStatusCache = {
+  get: () => emptyStatus,
+  getNewerThan: async () => emptyStatus,
+};
+
+function setup(maxPods = 110) {
+  const clock = new FakeClock(Date.UTC(2026, 5, 1));
+  const podManager = new BasicPodManager();
+  const written: Array<{ uid: string; status: PodStatus }> = [];
+  const statusManager: StatusManagerView = {
+    start() {},
+    stop() {},
+    getPodStatus: () => undefined,
+    getPodPhase: () => undefined,
+    setPodStatus(pod, status) {
+      written.push({ uid: pod.metadata?.uid ?? '', status });
+    },
+    setContainerReadiness() {},
+    setContainerStartup() {},
+    terminatePod() {},
+    removeOrphanedStatuses() {},
+  };
+  const podConfig: PodConfigView = {
+    async *updates() {},
+    seenAllSources: () => true,
+    start() {},
+    async stop() {},
+  };
+  const pleg: PlegView = {
+    start() {},
+    stop() {},
+    watch: () => () => {},
+    healthy: () => ({ healthy: true }),
+  };
+  const kubelet = new Kubelet({
+    nodeName: 'node-a',
+    rootDirectory: '/nonexistent/kubelet-kit-handlers-test',
+    nodeIPs: ['192.0.2.10'],
+    allocatable: { cpu: 4, memory: 8 * 2 ** 30, pods: maxPods },
+    // The handlers never reach the runtime.
+    runtime: {} as Runtime,
+    podConfig,
+    podManager,
+    statusManager,
+    pleg,
+    podCache,
+    clock,
+  });
+  const updates: UpdatePodOptions[] = [];
+  kubelet.podWorkers.updatePod = (options: UpdatePodOptions) => {
+    updates.push(options);
+  };
+  return { kubelet, podManager, updates, written };
+}
+
+function staticPod(name: string, uid: string): Pod {
+  return {
+    metadata: {
+      name,
+      namespace: 'default',
+      uid,
+      annotations: { [ConfigHashAnnotationKey]: uid, [ConfigSourceAnnotationKey]: 'file' },
+    },
+    spec: { containers: [{ name: 'main', image: 'busybox' }] },
+    status: { phase: 'Pending' },
+  };
+}
+
+function mirrorOf(pod: Pod, uid: string): Pod {
+  return {
+    metadata: {
+      name: pod.metadata?.name ?? '',
+      namespace: pod.metadata?.namespace ?? '',
+      uid,
+      annotations: {
+        [ConfigHashAnnotationKey]: pod.metadata?.uid ?? '',
+        [ConfigMirrorAnnotationKey]: pod.metadata?.uid ?? '',
+        [ConfigSourceAnnotationKey]: 'api',
+      },
+    },
+    spec: pod.spec ?? { containers: [] },
+  };
+}
+
+function apiPod(name: string, uid: string, status: PodStatus, readinessGate?: string): Pod {
+  return {
+    metadata: { name, namespace: 'default', uid, annotations: { [ConfigSourceAnnotationKey]: 'api' } },
+    spec: {
+      containers: [{ name: 'main', image: 'busybox' }],
+      ...(readinessGate ? { readinessGates: [{ conditionType: readinessGate }] } : {}),
+    },
+    status,
+  };
+}
+
+describe('handlePodAdditions', () => {
+  it("sends a mirror pod's arrival to its static pod's worker as an update carrying the mirror", () => {
+    const { kubelet, updates } = setup();
+    const pod = staticPod('etcd-node-a', 'static-1');
+    kubelet.handlePodAdditions([pod]);
+    expect(updates.map((u) => u.updateType)).toEqual(['create']);
+    const mirror = mirrorOf(pod, 'mirror-1');
+    kubelet.handlePodAdditions([mirror]);
+    expect(updates).toHaveLength(2);
+    expect(updates[1]?.updateType).toBe('update');
+    expect(updates[1]?.pod?.metadata?.uid).toBe('static-1');
+    expect(updates[1]?.mirrorPod?.metadata?.uid).toBe('mirror-1');
+  });
+
+  it('leaves a mirror pod with no static pod alone', () => {
+    const { kubelet, updates, written } = setup();
+    kubelet.handlePodAdditions([mirrorOf(staticPod('gone-node-a', 'static-2'), 'mirror-2')]);
+    expect(updates).toEqual([]);
+    expect(written).toEqual([]);
+  });
+
+  it('does not admit again a pod that arrives already finished: its worker gets it, its status stays', () => {
+    // max pods 1 with one pod running: a new pod would be rejected with OutOfpods.
+    const { kubelet, updates, written } = setup(1);
+    kubelet.handlePodAdditions([apiPod('running', 'uid-run', { phase: 'Running' })]);
+    kubelet.handlePodAdditions([apiPod('done', 'uid-done', { phase: 'Succeeded' })]);
+    expect(written).toEqual([]);
+    expect(updates.map((u) => [u.pod?.metadata?.uid, u.updateType])).toEqual([
+      ['uid-run', 'create'],
+      ['uid-done', 'create'],
+    ]);
+    // A pod that is not finished is still admitted, and rejected here.
+    kubelet.handlePodAdditions([apiPod('late', 'uid-late', { phase: 'Pending' })]);
+    expect(written.map((w) => [w.uid, w.status.phase, w.status.reason])).toEqual([
+      ['uid-late', 'Failed', 'OutOfpods'],
+    ]);
+    expect(updates).toHaveLength(2);
+  });
+});
+
+describe('handlePodReconcile', () => {
+  const readyTrue = { type: 'Ready', status: 'True' as const };
+
+  it('updates the pod manager but syncs no pod without readiness gates', () => {
+    const { kubelet, podManager, updates } = setup();
+    kubelet.handlePodReconcile([apiPod('web', 'uid-web', { phase: 'Running', conditions: [readyTrue] })]);
+    expect(updates).toEqual([]);
+    expect(podManager.getPodByUID('uid-web')?.status?.phase).toBe('Running');
+  });
+
+  it('syncs a pod whose Ready condition disagrees with its readiness gate', () => {
+    const { kubelet, updates } = setup();
+    const containerStatuses = [
+      {
+        name: 'main',
+        image: 'busybox',
+        imageID: '',
+        ready: true,
+        restartCount: 0,
+        state: { running: { startedAt: '2026-06-01T00:00:00Z' } },
+      },
+    ];
+    // The gate's condition went False, but the pod still says Ready True: reconcile it.
+    kubelet.handlePodReconcile([
+      apiPod(
+        'gated',
+        'uid-gated',
+        {
+          phase: 'Running',
+          containerStatuses,
+          conditions: [readyTrue, { type: 'example.com/lb', status: 'False' }],
+        },
+        'example.com/lb',
+      ),
+    ]);
+    expect(updates.map((u) => [u.pod?.metadata?.uid, u.updateType])).toEqual([['uid-gated', 'sync']]);
+    // Gate True and Ready True agree: nothing to do.
+    kubelet.handlePodReconcile([
+      apiPod(
+        'agreed',
+        'uid-agreed',
+        {
+          phase: 'Running',
+          containerStatuses,
+          conditions: [readyTrue, { type: 'example.com/lb', status: 'True' }],
+        },
+        'example.com/lb',
+      ),
+    ]);
+    expect(updates).toHaveLength(1);
+  });
+
+  it('reconciles a mirror pod as its static pod', () => {
+    const { kubelet, updates } = setup();
+    const pod: Pod = {
+      ...staticPod('gated-node-a', 'static-3'),
+      spec: { containers: [{ name: 'main', image: 'busybox' }], readinessGates: [{ conditionType: 'x/y' }] },
+      // Ready True though the gate's condition is missing.
+      status: { phase: 'Running', conditions: [readyTrue] },
+    };
+    kubelet.handlePodAdditions([pod]);
+    updates.length = 0;
+    kubelet.handlePodReconcile([mirrorOf(pod, 'mirror-3')]);
+    expect(updates.map((u) => [u.pod?.metadata?.uid, u.updateType, u.mirrorPod?.metadata?.uid])).toEqual([
+      ['static-3', 'sync', 'mirror-3'],
+    ]);
+  });
+});
