@@ -467,8 +467,10 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
       if (signal?.aborted) return;
       const error = asError(err);
       this.#logger.error({ err: error, pod: `${ref.namespace}/${ref.name}` }, 'PLEG: Write status');
-      // The error reaches the pod's worker; the record keeps the change for the next relist.
+      // The error reaches the pod's worker; the record keeps the change for the next relist,
+      // which reads the pod again even if its listing shows nothing new (as upstream reinspects).
       this.cache.set(uid, undefined, error, timestamp);
+      this.#podsToReinspect.set(uid, this.#records.get(uid)?.current);
       return;
     }
     if (signal?.aborted) return;

@@ -173,6 +173,18 @@ describe('GenericPLEG relisting', () => {
     expect(logger.records.some((r) => r.message.includes('Event channel is full'))).toBe(true);
   });
 
+  it('events dropped on a full channel are lost: the record still advances', async () => {
+    // Upstream updates the pod record before its non-blocking sends; a dropped event is only
+    // counted, never retried on a later relist.
+    const { runtime, pleg } = setup({ capacity: 1 });
+    runtime.pods = [pod('p', [container('a', 'running'), container('b', 'running')])];
+    await pleg.relist();
+    expect(drain(pleg.events)).toEqual([ev('p', 'ContainerStarted', 'a')]);
+    expect(pleg.stats().discardedEvents).toBe(1);
+    await pleg.relist();
+    expect(drain(pleg.events)).toEqual([]);
+  });
+
   describe('DetectingContainerDeaths', () => {
     it.each([1, 3])('missing containers after %i relists', async (n) => {
       const { runtime, pleg } = setup();
@@ -292,6 +304,28 @@ describe('GenericPLEG and the status cache', () => {
     expect(runtime.statusCalls).toEqual([]);
   });
 
+  it('a pod awaiting reinspection that is no longer listed loses its cache entry and record, silently', async () => {
+    // Upstream relist: no events (never recorded, not listed), but the pending reinspection still
+    // runs updateCache with no pod, which deletes the entry; the record is then dropped.
+    const { runtime, pleg } = setup();
+    runtime.pods = [pod('p', [container('c1', 'running')])];
+    runtime.statuses.set('p', new Error('boom'));
+    await pleg.relist();
+    expect(drain(pleg.events)).toEqual([]);
+    expect(pleg.cache.get('p').error?.message).toBe('boom');
+
+    runtime.pods = [];
+    runtime.statusCalls = [];
+    await pleg.relist();
+    expect(runtime.statusCalls).toEqual([]);
+    expect(drain(pleg.events)).toEqual([]);
+    expect(pleg.cache.get('p')).toMatchObject({ error: undefined, modified: 0, status: { id: 'p' } });
+
+    // Nothing is left to reinspect or report.
+    await pleg.relist();
+    expect(drain(pleg.events)).toEqual([]);
+  });
+
   it('a failed inspection does not advance the record: the same change is reported once it succeeds', async () => {
     const { runtime, pleg } = setup();
     runtime.pods = [pod('p', [container('c1', 'running')])];
@@ -336,6 +370,19 @@ describe('GenericPLEG and the status cache', () => {
       runtime.statuses.set('p', status('p', { containers: [['c0', 'exited']], sandboxes: ['ready'] }));
       await pleg.relist();
       expect(pleg.cache.get('p').status?.ips).toEqual([]);
+    });
+
+    it('a failed read in between drops the old IPs (upstream getPodIPs ignores an errored entry)', async () => {
+      const { runtime, pleg } = setup();
+      runtime.pods = [pod('p', [container('c0', 'running')])];
+      runtime.statuses.set('p', status('p', { ips: ['10.0.0.1'], containers: [['c0', 'running']] }));
+      await pleg.relist();
+      runtime.pods = [pod('p', [container('c0', 'exited')])];
+      runtime.statuses.set('p', new Error('boom'));
+      await pleg.relist();
+      runtime.statuses.set('p', status('p', { containers: [['c0', 'exited']] }));
+      await pleg.relist();
+      expect(pleg.cache.get('p')).toMatchObject({ error: undefined, status: { ips: [] } });
     });
 
     it('new IPs replace old ones', async () => {
@@ -406,6 +453,22 @@ describe('GenericPLEG health, metrics and lifecycle', () => {
     const h = pleg.healthy();
     expect(h.healthy).toBe(false);
     expect(h.error?.message).toMatch(/last seen active 240000ms ago; threshold is 180000ms/);
+  });
+
+  it('Healthy: a relist exactly the threshold ago is still healthy; one ms more is not', async () => {
+    // Upstream compares elapsed > threshold; the threshold is configurable (evented PLEG uses 10m).
+    const runtime = new FakeRuntime();
+    const clock = new FakeClock();
+    const pleg = new GenericPLEG({ runtime, clock, relistThresholdMs: 10 * 60_000 });
+    await pleg.relist();
+    clock.advance(10 * 60_000);
+    expect(pleg.healthy()).toEqual({ healthy: true });
+    clock.advance(1);
+    expect(pleg.healthy().healthy).toBe(false);
+    // A failed listing does not refresh it.
+    runtime.listError = new Error('down');
+    await pleg.relist();
+    expect(pleg.healthy().healthy).toBe(false);
   });
 
   it('RunningPodAndContainerCount: counts pods with a running sandbox and containers by state', async () => {

@@ -182,6 +182,31 @@ describe('GenericPLEG holdPod / inspectPods', () => {
     expect(drain(pleg.events)).toEqual([]);
   });
 
+  it('a failed inspection has the next relist read the pod again, even with nothing new listed', async () => {
+    // As upstream's relist does for a failed status read (podsToReinspect): the error must not
+    // stay in the cache until the pod's containers happen to change.
+    const { runtime, pleg } = setup();
+    runtime.pods = [pod('a', [container('c1', 'running')])];
+    await pleg.relist();
+    drain(pleg.events);
+    runtime.statuses.set('a', new Error('runtime down'));
+    await pleg.inspectPods([ref('a')]);
+    expect(pleg.cache.get('a').error?.message).toBe('runtime down');
+
+    runtime.statuses.delete('a');
+    runtime.statusCalls = [];
+    await pleg.relist();
+    expect(runtime.statusCalls).toEqual(['a']);
+    expect(pleg.cache.get('a').error).toBeUndefined();
+    expect(pleg.cache.get('a').status?.containerStatuses).toHaveLength(1);
+    expect(drain(pleg.events)).toEqual([]);
+
+    // Once read, the pod is quiet again.
+    runtime.statusCalls = [];
+    await pleg.relist();
+    expect(runtime.statusCalls).toEqual([]);
+  });
+
   it('inspections wait for a relist in progress (never interleaved with one)', async () => {
     const { runtime, pleg } = setup();
     let open!: () => void;
