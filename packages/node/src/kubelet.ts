@@ -130,6 +130,13 @@ function needToReconcilePodReadiness(pod: Pod): boolean {
   return current.status !== expected.status || (current.message ?? '') !== (expected.message ?? '');
 }
 
+/** The kubelet's first-seen stamp of the pod (epoch ms), or 0 when it has none. */
+function firstSeenTime(pod: Pod): number {
+  const t = pod.metadata?.annotations?.[ConfigFirstSeenAnnotationKey];
+  const ms = t ? Date.parse(t) : Number.NaN;
+  return Number.isNaN(ms) ? 0 : ms;
+}
+
 function creationTime(pod: Pod): number {
   const t = pod.metadata?.creationTimestamp ?? pod.metadata?.annotations?.[ConfigFirstSeenAnnotationKey];
   const ms = t ? Date.parse(t) : Number.NaN;
@@ -682,7 +689,9 @@ export class Kubelet implements PodSyncer {
       o.statusManager.setPodStatus(pod, apiStatus);
       if (!this.#startedPods.has(uid) && apiStatus.phase === 'Running') {
         this.#startedPods.add(uid);
-        const firstSeen = creationTime(pod);
+        // From when this node first saw the pod (its source's first-seen stamp), not from the
+        // pod's creation: an API pod's creation time includes its scheduling.
+        const firstSeen = firstSeenTime(pod);
         if (firstSeen > 0)
           o.metrics?.podStartDuration.observe(Math.max(0, this.#clock.now() - firstSeen) / 1000);
       }

@@ -175,6 +175,23 @@ describe('agent on the in-memory CRI', () => {
     expect(own.metadata?.annotations?.['kubernetes.io/config.source']).toBe(source.name);
   });
 
+  it("times kubelet_pod_start_duration_seconds from the agent's first sight of the pod, not its creation", async () => {
+    // Created an hour before this node saw it (as an API pod's scheduling delay would make it).
+    const created = new Date(clock.now() - 3_600_000).toISOString();
+    const text = JSON.parse(manifest('old')) as { metadata: Record<string, unknown> };
+    text.metadata.creationTimestamp = created;
+    fs.writeFileSync(path.join(dir, 'manifests', 'old.json'), JSON.stringify(text));
+    await start();
+    await pump(clock, () => podNamed('old-node-a')?.status?.phase === 'Running' || undefined);
+    const metric = (await agent!.metrics.registry
+      .getSingleMetric('kubelet_pod_start_duration_seconds')
+      ?.get()) as { values: Array<{ metricName?: string; value: number }> } | undefined;
+    const value = (name: string) => metric?.values.find((v) => v.metricName === name)?.value;
+    expect(value('kubelet_pod_start_duration_seconds_count')).toBe(1);
+    // The fake clock moved a few seconds at most between the manifest's listing and Running.
+    expect(value('kubelet_pod_start_duration_seconds_sum')).toBeLessThan(60);
+  });
+
   it('rejects a pod beyond max pods with a Failed status naming the reason', async () => {
     fs.writeFileSync(path.join(dir, 'manifests', 'a.json'), manifest('a'));
     await start(1);
