@@ -618,9 +618,10 @@ export class BasicPodWorkers implements PodWorkers {
       }
     }
 
-    // Keep the oldest start time, so the metric measures the longest wait.
+    // Keep the oldest start time, so the metric measures the longest wait. As upstream (no time is
+    // before a zero StartTime), an update without one drops the pending update's.
     const pendingStart = status.pendingUpdate?.startTime;
-    if (pendingStart !== undefined && (options.startTime === undefined || pendingStart < options.startTime)) {
+    if (pendingStart !== undefined && options.startTime !== undefined && pendingStart < options.startTime) {
       options.startTime = pendingStart;
     }
 

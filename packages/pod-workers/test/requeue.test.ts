@@ -276,6 +276,30 @@ test('pod worker duration metric is observed with the oldest pending start time'
   expect(observed).toEqual([['update', 4]]);
 });
 
+// Upstream UpdatePod keeps the pending update's StartTime only when it is before the new
+// update's; nothing is before a zero StartTime, so an update without one (the kubelet's
+// deletePod kill) drops the pending start time and its processing is not observed.
+test('pod worker duration: an update without a start time drops the pending one', async () => {
+  const observed: [string, number][] = [];
+  const h = harness();
+  const { BasicPodWorkers } = await import('@kubelet-kit/pod-workers');
+  const workers = new BasicPodWorkers({
+    podSyncer: h.syncer,
+    podCache: h.cache,
+    clock: h.clock,
+    metrics: { observePodWorkerDuration: (op, s) => observed.push([op, s]) },
+  });
+  const pod = newNamedPod('1', 'ns', 'p');
+  workers.updatePod({ updateType: 'create', pod, startTime: T0 });
+  workers.updatePod({ updateType: 'kill', pod });
+  expect(workers.getPodSyncStatus('1')?.pendingUpdate?.startTime).toBeUndefined();
+  h.clock.advance(2000);
+  const { drainWorkers } = await import('@kubelet-kit/pod-workers/testing');
+  await drainWorkers(workers, h.clock);
+  expect(h.syncer.historyOf('1')).toEqual(['syncTerminatingPod', 'syncTerminatedPod']);
+  expect(observed).toEqual([]);
+});
+
 test('a failed sync is logged with the pod UID; a cancelled one is not an error', async () => {
   const { InMemoryLogger } = await import('@kubelet-kit/core');
   const { BasicPodWorkers } = await import('@kubelet-kit/pod-workers');

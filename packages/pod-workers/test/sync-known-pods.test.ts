@@ -125,6 +125,42 @@ describe('removeTerminatedWorker through syncKnownPods', () => {
     expect(h.syncer.historyOf('1')).toEqual(['syncPod:create', 'syncTerminatingPod', 'syncTerminatedPod']);
   });
 
+  // Upstream replays activeUpdate, which carries no kill options for a pod that was never
+  // killed: syncTerminatingPod gets no grace period and the syncer falls back to the pod's own.
+  test('orphaned started worker: its terminating sync gets no grace period override', async () => {
+    const h = harness();
+    h.workers.updatePod({ updateType: 'create', pod: newNamedPod('1', 'ns', 'p') });
+    await h.drain();
+    h.workers.syncKnownPods([]);
+    await h.drain();
+    const terminating = h.syncer.callsFor('1').find((c) => c.kind === 'syncTerminatingPod');
+    expect(terminating?.gracePeriod).toBeUndefined();
+    expect(h.workers.getPodSyncStatus('1')?.gracePeriod).toBe(30);
+  });
+
+  // Upstream "orphaned terminated worker": housekeeping replays the last update, so a worker
+  // whose syncTerminatedPod failed is retried although no caller sends it updates any more.
+  test('orphaned terminated worker: kept, and its failed syncTerminatedPod is retried', async () => {
+    let failures = 1;
+    const h = harness({
+      hook: (c) => {
+        if (c.kind === 'syncTerminatedPod' && failures-- > 0) throw new Error('volumes still mounted');
+        return undefined;
+      },
+    });
+    const pod = newNamedPod('1', 'ns', 'p');
+    h.workers.updatePod({ updateType: 'kill', pod });
+    await h.drain();
+    expect(h.workers.getPodSyncStatus('1')).toMatchObject({ finished: false, working: false });
+    expect(h.workers.isPodKnownTerminated('1')).toBe(true);
+    const known = h.workers.syncKnownPods([]);
+    expect(known.get('1')).toEqual({ state: 'terminated', orphan: true, hasConfig: true, static: false });
+    expect(h.workers.getPodSyncStatus('1')).toMatchObject({ working: true, pendingUpdate: { pod } });
+    await h.drain();
+    expect(h.syncer.historyOf('1')).toEqual(['syncTerminatingPod', 'syncTerminatedPod', 'syncTerminatedPod']);
+    expect(h.workers.syncKnownPods([]).has('1')).toBe(false);
+  });
+
   test('orphaned terminating worker with a pending update: the pending update is kept', async () => {
     const gate = deferred();
     const h = harness({

@@ -1,7 +1,7 @@
 import type { RuntimePodStatus } from '@kubelet-kit/core';
 import { newNamedPod, newRunningPod } from '@kubelet-kit/pod-workers/testing';
 import { describe, expect, test } from 'vitest';
-import { at, deferred, harness, T0, withDeletion, withPhase } from './helpers.js';
+import { at, deferred, harness, T0, untilAborted, withDeletion, withPhase } from './helpers.js';
 
 const exitedStatus: RuntimePodStatus = {
   id: '1',
@@ -327,4 +327,122 @@ test('TestTerminalPhaseTransition: a terminal syncPod result moves the pod to te
     'syncTerminatingPod',
     'syncTerminatedPod',
   ]);
+});
+
+// Upstream isPodStatusCacheTerminal: a running container or a READY sandbox in the cached
+// status means the terminal pod may still run, so it is not recorded as terminated on first
+// sight and must go through syncTerminatingPod.
+describe('a terminal pod seen first whose cached runtime status still runs something', () => {
+  const sandbox = (state: 'ready' | 'notready') => ({
+    id: 's1',
+    name: 'done-pod',
+    namespace: 'ns',
+    uid: '1',
+    attempt: 0,
+    state,
+    createdAt: T0,
+    ips: [],
+    hostNetwork: false,
+    labels: {},
+    annotations: {},
+  });
+  const cases: { desc: string; status: RuntimePodStatus; preTerminated: boolean }[] = [
+    {
+      desc: 'a ready sandbox',
+      status: { ...exitedStatus, sandboxStatuses: [sandbox('ready')] },
+      preTerminated: false,
+    },
+    {
+      desc: 'a sandbox that is not ready',
+      status: { ...exitedStatus, sandboxStatuses: [sandbox('notready')] },
+      preTerminated: true,
+    },
+  ];
+  for (const tc of cases) {
+    test(tc.desc, async () => {
+      const h = harness();
+      const pod = withPhase(newNamedPod('1', 'ns', 'done-pod'), 'Failed');
+      h.cache.set('1', tc.status);
+      h.workers.updatePod({ updateType: 'create', pod });
+      expect(h.workers.isPodKnownTerminated('1')).toBe(tc.preTerminated);
+      await h.drain();
+      expect(h.syncer.historyOf('1')).toEqual(
+        tc.preTerminated ? ['syncTerminatedPod'] : ['syncTerminatingPod', 'syncTerminatedPod'],
+      );
+    });
+  }
+
+  test('a running container', async () => {
+    const h = harness();
+    const pod = withPhase(newNamedPod('1', 'ns', 'done-pod'), 'Succeeded');
+    const running = {
+      id: { type: 'containerd', id: 'c1' },
+      name: 'c',
+      state: 'running',
+      createdAt: T0,
+      startedAt: T0,
+      finishedAt: 0,
+      exitCode: 0,
+      image: 'busybox',
+      imageId: 'sha256:1',
+      hash: '0',
+      restartCount: 0,
+      reason: '',
+      message: '',
+    } as const;
+    h.cache.set('1', { ...exitedStatus, containerStatuses: [running] });
+    h.workers.updatePod({ updateType: 'create', pod });
+    expect(h.workers.isPodKnownTerminated('1')).toBe(false);
+    expect(h.workers.getPodSyncStatus('1')?.terminatingAt).toBe(at(0));
+    await h.drain();
+    expect(h.syncer.historyOf('1')).toEqual(['syncTerminatingPod', 'syncTerminatedPod']);
+  });
+});
+
+// Upstream startPodSync/allowPodStart: a static pod recorded as terminated on first sight
+// (kubelet restart, terminal phase, nothing running) may never start, so its worker finishes
+// without any sync call, not even syncTerminatedPod.
+test('a terminal static pod already stopped in the runtime finishes without a sync', async () => {
+  const h = harness();
+  const pod = withPhase(newNamedPod('1', 'ns', 'done-pod', true), 'Succeeded');
+  h.cache.set('1', exitedStatus);
+  h.workers.updatePod({ updateType: 'create', pod });
+  await h.drain();
+  expect(h.syncer.calls).toEqual([]);
+  expect(h.workers.getPodSyncStatus('1')).toMatchObject({
+    finished: true,
+    startedAt: undefined,
+    working: false,
+  });
+  expect(h.workers.staticPodStartState()).toEqual({ started: {}, waiting: { 'done-pod_ns': ['1'] } });
+});
+
+// Upstream UpdatePod sets `evicted` only on the transition to terminating, and mergeLastUpdate
+// replaces (does not OR) the active kill options' Evict.
+test('eviction is decided when termination begins; later kill options replace Evict', async () => {
+  const gate = deferred();
+  const h = harness({
+    hook: (c) => (c.kind === 'syncTerminatingPod' ? gate.promise.then(() => undefined) : undefined),
+  });
+  const pod = newNamedPod('1', 'ns', 'p');
+  h.workers.updatePod({ updateType: 'create', pod });
+  await h.drain();
+  h.workers.updatePod({ updateType: 'kill', pod, killPodOptions: { evict: true } });
+  await h.clock.tick(0);
+  expect(h.workers.getPodSyncStatus('1')?.activeUpdate?.killPodOptions?.evict).toBe(true);
+  h.workers.updatePod({ updateType: 'update', pod });
+  gate.resolve();
+  await h.drain();
+  const status = h.workers.getPodSyncStatus('1');
+  expect(status?.evicted).toBe(true);
+  expect(status?.activeUpdate?.killPodOptions?.evict).toBe(false);
+
+  // a pod already terminating for a deletion does not become evicted
+  const h2 = harness({ hook: (c) => (c.kind === 'syncTerminatingPod' ? untilAborted(c.signal) : undefined) });
+  const deleted = withDeletion(newNamedPod('2', 'ns', 'q'));
+  h2.workers.updatePod({ updateType: 'update', pod: deleted });
+  await h2.clock.tick(0);
+  h2.workers.updatePod({ updateType: 'kill', pod: deleted, killPodOptions: { evict: true } });
+  expect(h2.workers.getPodSyncStatus('2')).toMatchObject({ deleted: true, evicted: false });
+  expect(h2.workers.shouldPodContentBeRemoved('2')).toBe(false);
 });
