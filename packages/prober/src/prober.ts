@@ -17,7 +17,7 @@ import { ProbeError } from './errors.js';
 import { execProbe, expandContainerCommandOnlyStatic } from './probe/exec.js';
 import { grpcProbe } from './probe/grpc.js';
 import { AbortWatch, type HttpProbeContext, prepareHttpTarget, runHttpProbe } from './probe/http.js';
-import type { ProbeHttpTarget } from './probe/http-client.js';
+import { ProbeHttpError, type ProbeHttpTarget } from './probe/http-client.js';
 import { type HttpProbeRequest, newRequestForHTTPGetAction } from './probe/http-request.js';
 import { resolveContainerPort } from './probe/port.js';
 import { tcpProbe } from './probe/tcp.js';
@@ -119,7 +119,7 @@ export class Prober {
         pod,
         container,
         'Unhealthy',
-        `${probeType} probe errored and resulted in unknown state: ${message}`,
+        `${probeType} probe errored and resulted in ${erroredState(error)} state: ${message}`,
       );
       throw error instanceof Error ? error : new ProbeError('ProbeError', message);
     }
@@ -224,4 +224,12 @@ export class Prober {
       message,
     );
   }
+}
+
+/**
+ * The probe result upstream pairs with an error, for the errored event: an HTTP body that could
+ * not be read is a failure (DoHTTPProbe), every other error of an action is unknown.
+ */
+function erroredState(error: unknown): 'failure' | 'unknown' {
+  return error instanceof ProbeError && error.cause instanceof ProbeHttpError ? 'failure' : 'unknown';
 }

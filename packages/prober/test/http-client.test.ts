@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import net, { type AddressInfo, type Socket } from 'node:net';
-import { RealClock } from '@kubelet-kit/core';
+import { InMemoryEventRecorder, RealClock } from '@kubelet-kit/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProbeError } from '../src/errors.js';
-import { httpProbe, maxRespBodyLength, newProbeRequest } from '../src/index.js';
+import { httpProbe, maxRespBodyLength, newProbeRequest, Prober } from '../src/index.js';
 import { AbortWatch, prepareHttpTarget, runHttpProbe } from '../src/probe/http.js';
 import { buildProbeHttpTarget, ProbeHttpError, probeHttpGet } from '../src/probe/http-client.js';
 
@@ -122,6 +122,20 @@ describe('the probe HTTP client against a raw server', () => {
     );
   });
 
+  it('an empty User-Agent sends none, an empty Host keeps the URL host (upstream TestHTTPProbeChecker)', async () => {
+    scripts.set('/empty', ['HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n']);
+    requests.length = 0;
+    // Go's request writer skips an empty User-Agent, and an empty Host header leaves req.Host unset.
+    await probe('/empty', [
+      ['User-Agent', ''],
+      ['Host', ''],
+      ['Host', 'ignored'],
+    ]);
+    expect(requests[0]).toBe(
+      `GET /empty HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAccept: */*\r\nConnection: close\r\n\r\n`,
+    );
+  });
+
   it('drops a Host override on an absolute redirect, keeps it on a relative one', async () => {
     scripts.set('/rel', ['HTTP/1.1 302 Found\r\nLocation: /abs\r\nContent-Length: 0\r\n\r\n']);
     scripts.set('/abs', [
@@ -153,6 +167,25 @@ describe('the probe HTTP client against a raw server', () => {
     await expect(probe('/short')).rejects.toThrow('unexpected EOF');
     scripts.set('/bad-chunk', ['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n', 'zz\r\n']);
     await expect(probe('/bad-chunk')).rejects.toThrow('malformed chunked encoding');
+  });
+
+  it('the errored event of a body cut short names the failure state (upstream prober.probe)', async () => {
+    scripts.set('/short2', ['HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc', null]);
+    const recorder = new InMemoryEventRecorder();
+    const prober = new Prober({
+      runner: { runInContainer: () => Promise.reject(new Error('no exec')) },
+      clock: new RealClock(),
+      recorder,
+    });
+    const container = { name: 'app', readinessProbe: { httpGet: { path: '/short2', port } } };
+    const pod = { metadata: { name: 'web', namespace: 'ns', uid: 'u1' }, spec: { containers: [container] } };
+    await expect(
+      prober.probe('Readiness', pod, { podIP: '127.0.0.1' }, container, 'containerd://abc'),
+    ).rejects.toThrow('unexpected EOF');
+    // DoHTTPProbe returns Failure with the read error, so the event says "failure state", not "unknown".
+    expect(recorder.events.map((e) => e.message)).toEqual([
+      'Readiness probe errored and resulted in failure state: unexpected EOF',
+    ]);
   });
 
   it('a header value with a line break is a failure before anything is sent', async () => {

@@ -21,6 +21,7 @@ let server: http.Server;
 let port = 0;
 const seen: Seen[] = [];
 let arrived: (() => void) | undefined;
+let redirectTo = '';
 
 function handler(req: http.IncomingMessage, res: http.ServerResponse): void {
   const url = new URL(req.url ?? '/', 'http://x');
@@ -38,6 +39,9 @@ function handler(req: http.IncomingMessage, res: http.ServerResponse): void {
   } else if (url.pathname === '/redirect-other') {
     res.writeHead(302, { location: `http://localhost:${port}/code/500` });
     res.end('moved away');
+  } else if (url.pathname === '/to-port') {
+    res.writeHead(302, { location: redirectTo });
+    res.end();
   } else if (url.pathname === '/loop') {
     res.writeHead(302, { location: '/loop' });
     res.end();
@@ -101,6 +105,26 @@ describe('httpProbe (upstream TestHTTPProbeChecker)', () => {
       result: 'Failure',
       output: 'HTTP probe failed with statuscode: 500',
     });
+  });
+
+  it('follows a redirect to another port of the same host (TestHTTPProbeChecker_NonLocalRedirects "newport")', async () => {
+    // Only the host name decides what is local, not the port.
+    const other = http.createServer(handler);
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+    const otherPort = (other.address() as AddressInfo).port;
+    try {
+      for (const [path, want] of [
+        ['/code/200', { result: 'Success', output: 'body of 200' }],
+        ['/code/500', { result: 'Failure', output: 'HTTP probe failed with statuscode: 500' }],
+      ] as const) {
+        const request = newProbeRequest(new URL(`http://127.0.0.1:${port}/to-port`), []);
+        redirectTo = `http://127.0.0.1:${otherPort}${path}`;
+        expect(await httpProbe({ request, timeoutMs: 5_000, clock: new RealClock() })).toEqual(want);
+      }
+    } finally {
+      other.closeAllConnections();
+      await new Promise((r) => other.close(r));
+    }
   });
 
   it('does not follow a redirect to another host: the 3xx is a warning (TestHTTPProbeChecker_NonLocalRedirects)', async () => {

@@ -83,7 +83,9 @@ describe('grpcProbe', () => {
         callback: grpc.sendUnaryData<HealthCheckResponse>,
       ) => {
         const status = statuses[call.request.service];
-        if (status === undefined) callback({ code: grpc.status.NOT_FOUND, details: 'unknown service' });
+        if (call.request.service === 'slow')
+          callback({ code: grpc.status.DEADLINE_EXCEEDED, details: 'too slow' });
+        else if (status === undefined) callback({ code: grpc.status.NOT_FOUND, details: 'unknown service' });
         else callback(null, { status });
       },
     });
@@ -121,9 +123,15 @@ describe('grpcProbe', () => {
   it('an RPC error is a failure', async () => {
     const r = await probe(port, 'nope');
     expect(r.result).toBe('Failure');
+    // Go's status error spells the code as codes.Code's String(): NotFound, not NOT_FOUND.
     expect(r.output).toBe(
-      'error: health rpc probe failed: rpc error: code = NOT_FOUND desc = unknown service',
+      'error: health rpc probe failed: rpc error: code = NotFound desc = unknown service',
     );
+  });
+
+  it('a DEADLINE_EXCEEDED status from the server is the rpc timeout message (upstream grpc.Probe)', async () => {
+    const r = await probe(port, 'slow');
+    expect(r).toEqual({ result: 'Failure', output: 'timeout: health rpc did not complete within 5s' });
   });
 
   it('a server without the health service is a failure', async () => {

@@ -299,6 +299,40 @@ describe('on hold', () => {
     expect(t.runner.calls[1]!.containerId).toBe('c2');
   });
 
+  it('startup: on hold after a failure, resumes for a new container and holds again once it succeeds (TestOnHoldOnLivenessOrStartupCheckFailure)', async () => {
+    const t = setup('Startup', podWith('Startup', execProbe({ failureThreshold: 1 })));
+    t.runner.exitCode = 1;
+    t.statuses.setContainer(runningStatus(t.clock.now() - 60_000, { started: false }));
+    await t.worker.doProbe();
+    expect(t.result()).toBe('Failure');
+    expect(t.worker.onHold).toBe(true);
+    // A passing probe while on hold is never run.
+    t.runner.exitCode = 0;
+    expect(await t.worker.doProbe()).toBe(true);
+    expect(t.result()).toBe('Failure');
+    expect(t.runner.calls).toHaveLength(1);
+    t.statuses.setContainer(runningStatus(t.clock.now(), { id: 'containerd://c2', started: false }));
+    expect(await t.worker.doProbe()).toBe(true);
+    expect(t.results.Startup.get('containerd://c2')).toBe('Success');
+    expect(t.worker.onHold).toBe(true);
+  });
+
+  it('liveness: resultRun restarts on a change of result and is 0 after the failure is set (TestResultRunOnLivenessCheckFailure)', async () => {
+    const t = setup('Liveness', podWith('Liveness', execProbe({ failureThreshold: 3 })));
+    t.statuses.setContainer(runningStatus(t.clock.now() - 60_000));
+    await t.worker.doProbe();
+    expect(t.worker.resultRun).toBe(1);
+    t.runner.exitCode = 1;
+    for (const run of [1, 2]) {
+      await t.worker.doProbe();
+      expect(t.result()).toBe('Success');
+      expect(t.worker.resultRun).toBe(run);
+    }
+    await t.worker.doProbe();
+    expect(t.result()).toBe('Failure');
+    expect(t.worker.resultRun).toBe(0);
+  });
+
   it('a readiness failure does not hold the worker', async () => {
     const t = setup('Readiness', podWith('Readiness', execProbe({ failureThreshold: 1 })));
     t.runner.exitCode = 1;

@@ -149,12 +149,36 @@ function errorOutput(
   switch (err.code) {
     case grpc.status.UNIMPLEMENTED:
       return `error: this server does not implement the grpc health protocol (grpc.health.v1.Health): ${err.details}`;
+    // A server answering DEADLINE_EXCEEDED reads as a timeout upstream too.
+    case grpc.status.DEADLINE_EXCEEDED:
+      return `timeout: health rpc did not complete within ${timeout}`;
     case grpc.status.UNAVAILABLE:
       return `error: failed to connect service at ${JSON.stringify(addr)}: ${err.details}`;
     default:
-      return `error: health rpc probe failed: rpc error: code = ${grpc.status[err.code]} desc = ${err.details}`;
+      return `error: health rpc probe failed: rpc error: code = ${goCodeNames[err.code] ?? ''} desc = ${err.details}`;
   }
 }
+
+/** grpc-go's names of the status codes (codes.Code's String()), which upstream's messages carry. */
+const goCodeNames: readonly string[] = [
+  'OK',
+  'Canceled',
+  'Unknown',
+  'InvalidArgument',
+  'DeadlineExceeded',
+  'NotFound',
+  'AlreadyExists',
+  'PermissionDenied',
+  'ResourceExhausted',
+  'FailedPrecondition',
+  'Aborted',
+  'OutOfRange',
+  'Unimplemented',
+  'Internal',
+  'Unavailable',
+  'DataLoss',
+  'Unauthenticated',
+];
 
 /** Go's time.Duration format for whole seconds and milliseconds (`1s`, `1.5s`, `500ms`). */
 function formatDuration(ms: number): string {

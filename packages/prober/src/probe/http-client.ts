@@ -46,7 +46,8 @@ const badValueRe = /[\0\r\n]/;
 
 /**
  * The request bytes of a GET of `url` with `headers` in order. The Host header is the URL's
- * unless overridden (the first `Host` given wins, as in Go). Throws an Error with Go's message
+ * unless overridden (the first `Host` given wins, as in Go, and an empty one is no override);
+ * only the first User-Agent is sent, none if it is empty. Throws an Error with Go's message
  * for an invalid header name or value.
  */
 export function buildProbeHttpTarget(
@@ -54,6 +55,7 @@ export function buildProbeHttpTarget(
   headers: ReadonlyArray<readonly [string, string]>,
 ): ProbeHttpTarget {
   let host: string | undefined;
+  let userAgentSeen = false;
   let lines = '';
   for (const [name, value] of headers) {
     if (!tokenRe.test(name)) throw new Error(`net/http: invalid header field name ${JSON.stringify(name)}`);
@@ -63,9 +65,16 @@ export function buildProbeHttpTarget(
       host ??= value;
       continue;
     }
+    if (name.length === 10 && name.toLowerCase() === 'user-agent') {
+      // As Go's request writer: only the first User-Agent is sent, and none when it is empty.
+      if (userAgentSeen) continue;
+      userAgentSeen = true;
+      if (value === '') continue;
+    }
     lines += `${name}: ${value}\r\n`;
   }
-  const text = `GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${host ?? url.host}\r\n${lines}Connection: close\r\n\r\n`;
+  // An empty Host override leaves Go's req.Host empty: the URL's host is sent.
+  const text = `GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${host || url.host}\r\n${lines}Connection: close\r\n\r\n`;
   const secure = url.protocol === 'https:';
   const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   return {
