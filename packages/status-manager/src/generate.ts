@@ -73,7 +73,8 @@ function condition(
 ): PodCondition {
   // kubernetes-types predates the condition's observedGeneration field (Kubernetes 1.33).
   const c: PodCondition & { observedGeneration?: number } = { type, status };
-  if (pod.metadata?.generation !== undefined) c.observedGeneration = pod.metadata.generation;
+  // Zero is Go's empty value: upstream omits the field then.
+  if (pod.metadata?.generation) c.observedGeneration = pod.metadata.generation;
   if (reason) c.reason = reason;
   if (message) c.message = message;
   return c;
@@ -295,6 +296,6 @@ export function generatePodConditions(input: GeneratePodConditionsInput): PodCon
   conditions.push(generatePodInitializedCondition(pod, all, phase));
   conditions.push(generatePodReadyCondition(pod, conditions, all, phase));
   conditions.push(generateContainersReadyCondition(pod, all, phase));
-  conditions.push({ type: PodConditionTypes.PodScheduled, status: 'True' });
+  conditions.push(condition(pod, PodConditionTypes.PodScheduled, 'True'));
   return conditions;
 }

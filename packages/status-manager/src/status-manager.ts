@@ -225,8 +225,14 @@ export class PodStatusManager implements StatusManager {
   }
 
   setPodStatus(pod: Pod, status: PodStatus): void {
+    const copy: PodStatus & { observedGeneration?: number } = deepCopy(status);
+    // The status says which generation of the pod it was made for (PodObservedGenerationTracking,
+    // on by default in 1.34); kubernetes-types predates the field. Probe updates leave it alone.
+    const generation = pod.metadata?.generation;
+    if (generation) copy.observedGeneration = generation;
+    else delete copy.observedGeneration;
     // A pod being deleted must still reach the sinks, so its update is forced.
-    this.#updateStatusInternal(pod, deepCopy(status), pod.metadata?.deletionTimestamp != null, false);
+    this.#updateStatusInternal(pod, copy, pod.metadata?.deletionTimestamp != null, false);
   }
 
   setContainerReadiness(podUid: string, containerId: string | ContainerID, ready: boolean): void {

@@ -120,11 +120,16 @@ function byName(a: ContainerStatus, b: ContainerStatus): number {
 
 /**
  * Normalizes a status in place and returns it (upstream `normalizeStatus`): times truncated to
- * seconds, terminated messages cut to their share of 12288 bytes, container statuses sorted by
- * name and init container statuses into spec order.
+ * seconds, terminated messages cut to their share of 12288 bytes (shared by regular, init and
+ * ephemeral containers), container statuses sorted by name and init container statuses into
+ * spec order.
  */
 export function normalizeStatus(pod: Pod, status: PodStatus): PodStatus {
-  const containers = (pod.spec?.containers?.length ?? 0) + (pod.spec?.initContainers?.length ?? 0);
+  // Ephemeral containers take a share of the budget too, as upstream's.
+  const containers =
+    (pod.spec?.containers?.length ?? 0) +
+    (pod.spec?.initContainers?.length ?? 0) +
+    (pod.spec?.ephemeralContainers?.length ?? 0);
   const bytesPerStatus =
     containers > 0
       ? Math.floor(MaxPodTerminationMessageLogLength / containers)

@@ -43,6 +43,13 @@ describe('generateContainersReadyCondition', () => {
       },
     },
     {
+      name: 'known but empty statuses of a pod with no containers are ready',
+      p: podWith(spec('Always', [])),
+      statuses: [],
+      phase: 'Running',
+      want: { status: 'True' },
+    },
+    {
       name: 'all ready',
       statuses: [ready(started('sidecar')), ready(running('1234')), ready(running('5678'))],
       phase: 'Running',
@@ -70,8 +77,8 @@ describe('generateContainersReadyCondition', () => {
       phase: 'Failed',
       want: { status: 'False', reason: 'PodFailed' },
     },
-  ])('$name', ({ statuses, phase, want }) => {
-    const c = generateContainersReadyCondition(pod, statuses, phase);
+  ])('$name', ({ p, statuses, phase, want }) => {
+    const c = generateContainersReadyCondition(p ?? pod, statuses, phase);
     expect(c.type).toBe('ContainersReady');
     expect(pick(c)).toEqual({ reason: undefined, message: undefined, ...want });
   });
@@ -83,6 +90,16 @@ describe('generateContainersReadyCondition', () => {
       'Running',
     );
     expect(c).toEqual({ type: 'ContainersReady', status: 'True', observedGeneration: 7 });
+  });
+
+  // upstream: a zero generation is Go's empty value, so the field is omitted.
+  it('leaves observedGeneration out for a zero generation', () => {
+    const c = generateContainersReadyCondition(
+      podWith(spec('Always', ['a']), { metadata: { name: 'p', uid: 'u', generation: 0 } }),
+      [ready(running('a'))],
+      'Running',
+    );
+    expect(c).toEqual({ type: 'ContainersReady', status: 'True' });
   });
 });
 
@@ -175,6 +192,13 @@ describe('generatePodInitializedCondition', () => {
       name: 'a regular container started: initialized even with a restarting sidecar',
       pod,
       statuses: [ready(succeeded('init1')), waiting('sidecar'), running('a')],
+      phase: 'Running',
+      want: { status: 'True' },
+    },
+    {
+      name: 'a terminated regular container proves initialization',
+      pod,
+      statuses: [waiting('init1'), waiting('sidecar'), succeeded('a')],
       phase: 'Running',
       want: { status: 'True' },
     },
@@ -287,6 +311,28 @@ describe('generatePodConditions', () => {
       ['Ready', 'True'],
       ['ContainersReady', 'True'],
       ['PodScheduled', 'True'],
+    ]);
+  });
+
+  // upstream generateAPIPodStatus (1.34): PodScheduled carries the pod generation like the
+  // generated conditions (PodObservedGenerationTracking, on by default).
+  it('gives PodScheduled the pod generation as observedGeneration too', () => {
+    const pod = podWith(spec('Always', ['a']), { metadata: { name: 'p', uid: 'u', generation: 3 } });
+    const conditions = generatePodConditions({
+      pod,
+      phase: 'Running',
+      initContainerStatuses: [],
+      containerStatuses: [ready(running('a'))],
+      runtimeStatus: runtimeStatus([sandbox()]),
+    });
+    expect(
+      conditions.map((c) => [c.type, (c as { observedGeneration?: number }).observedGeneration]),
+    ).toEqual([
+      ['PodReadyToStartContainers', 3],
+      ['Initialized', 3],
+      ['Ready', 3],
+      ['ContainersReady', 3],
+      ['PodScheduled', 3],
     ]);
   });
 });

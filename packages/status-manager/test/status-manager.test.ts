@@ -115,6 +115,20 @@ describe('StatusManager cache', () => {
     expect(manager.getPodStatus('uid-bar')?.startTime).toBe(first);
   });
 
+  // upstream SetPodStatus (PodObservedGenerationTracking, on by default in 1.34): the status
+  // records the generation of the pod it was made for; a pod without one gets none.
+  it('sets status.observedGeneration from the pod generation', () => {
+    const { manager } = setup({ start: false });
+    const pod = newPod('uid-foo', 'Always', {
+      metadata: { name: 'pod-uid-foo', namespace: 'ns', uid: 'uid-foo', generation: 4 },
+    });
+    manager.setPodStatus(pod, runningStatus());
+    expect(manager.getPodStatus('uid-foo')).toMatchObject({ observedGeneration: 4 });
+
+    manager.setPodStatus(newPod('uid-bar'), { ...runningStatus(), observedGeneration: 9 } as PodStatus);
+    expect(manager.getPodStatus('uid-bar')).not.toHaveProperty('observedGeneration');
+  });
+
   it('does not write when nothing changed (TestUnchangedStatus)', async () => {
     const { manager, sink, clock } = setup();
     manager.setPodStatus(newPod(), runningStatus());
@@ -452,6 +466,22 @@ describe('terminatePod', () => {
           containerStatuses: [running('a')],
         },
         want: [137, 'waiting', 'waiting', 137],
+      },
+      {
+        name: 'successful last previous container is initialized, and container state is overwritten',
+        status: {
+          initContainerStatuses: [waiting('init-0'), waiting('init-1'), waitingWithLastTermination('init-2')],
+          containerStatuses: [waiting('a')],
+        },
+        want: [137, 137, 137, 137],
+      },
+      {
+        name: 'evidence of terminated container proves initialization',
+        status: {
+          initContainerStatuses: [waiting('init-0'), waiting('init-1'), waiting('init-2')],
+          containerStatuses: [succeeded('a')],
+        },
+        want: [137, 'waiting', 'waiting', 0],
       },
       {
         name: 'evidence of previously terminated container proves initialization',

@@ -92,6 +92,44 @@ describe('mergePodStatus', () => {
     ]);
   });
 
+  it('overrides DisruptionTarget when transitioning into a failed phase', () => {
+    const old = {
+      ...base(),
+      conditions: [
+        ...base().conditions!,
+        { type: 'DisruptionTarget', status: 'True', reason: 'EvictedByEvictionAPI' },
+      ],
+    };
+    const next: PodStatus = {
+      ...base(),
+      phase: 'Failed',
+      conditions: [
+        ...base().conditions!,
+        { type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet' },
+      ],
+    };
+    const merged = mergePodStatus(pod, old, next, false, NOW);
+    expect(merged.phase).toBe('Failed');
+    expect(merged.conditions?.map((c) => [c.type, c.status, c.reason])).toEqual([
+      // the new one replaces the API's in place
+      ['DisruptionTarget', 'True', 'TerminationByKubelet'],
+      ['Ready', 'False', 'PodFailed'],
+      ['PodScheduled', 'True', undefined],
+      ['ContainersReady', 'False', 'PodFailed'],
+    ]);
+  });
+
+  it('takes the new reason and message with the failed phase once no container runs', () => {
+    const old = { ...base(), reason: 'Unknown', message: 'Message' };
+    const next = { ...base(), phase: 'Failed', reason: 'Evicted', message: 'Was Evicted' };
+    const merged = mergePodStatus(pod, old, next, false, NOW);
+    expect([merged.phase, merged.reason, merged.message]).toEqual(['Failed', 'Evicted', 'Was Evicted']);
+    expect(merged.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'PodFailed',
+    });
+  });
+
   it('takes readiness changes and ignores changes of conditions the kubelet does not own', () => {
     const old = { ...base(), conditions: [...base().conditions!, { type: 'example.com/c', status: 'True' }] };
     const next: PodStatus = {
@@ -142,6 +180,21 @@ describe('normalizeStatus', () => {
     expect(status.containerStatuses?.[1]?.state?.terminated?.message).toHaveLength(12288 / 4);
     expect(status.containerStatuses?.[1]?.state?.terminated?.finishedAt).toBe('2026-01-01T00:00:03Z');
     expect(status.initContainerStatuses?.map((c) => c.name)).toEqual(['i2', 'i1']);
+  });
+
+  // upstream normalizeStatus: ephemeral containers share the message budget too.
+  it('counts ephemeral containers when sharing the terminated message budget', () => {
+    const p = podWith({
+      ...spec('Always', ['a']),
+      ephemeralContainers: [{ name: 'debug', image: 'busybox' }],
+    });
+    const status: PodStatus = {
+      containerStatuses: [
+        { ...failed('a'), state: { terminated: { exitCode: 1, message: 'x'.repeat(8000) } } },
+      ],
+    };
+    normalizeStatus(p, status);
+    expect(status.containerStatuses?.[0]?.state?.terminated?.message).toHaveLength(12288 / 2);
   });
 });
 
