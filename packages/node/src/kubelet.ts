@@ -791,7 +791,20 @@ export class Kubelet implements PodSyncer {
     });
     if (result.syncResults.some(changedContainers)) this.#requestInspection(podRef(pod));
     const err = podSyncResultError(result);
-    if (err) throw err;
+    if (err) {
+      this.#recorder.event(
+        {
+          kind: 'Pod',
+          namespace: pod.metadata?.namespace ?? '',
+          name: pod.metadata?.name ?? '',
+          uid: pod.metadata?.uid ?? '',
+        },
+        'Warning',
+        'FailedKillPod',
+        `error killing pod: ${err.message}`,
+      );
+      throw err;
+    }
     o.probeManager?.removePod(pod);
     const stopped = await o.runtime.getPodStatus({
       uid: pod.metadata?.uid ?? '',

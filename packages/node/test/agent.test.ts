@@ -244,6 +244,46 @@ describe('agent on the in-memory CRI', () => {
     expect(running.lastState?.terminated?.exitCode).toBe(1);
   });
 
+  it('keeps the pod IP in the status of a pod that finished and whose sandbox was stopped', async () => {
+    fs.writeFileSync(path.join(dir, 'manifests', 'n.json'), manifest('n', { restartPolicy: 'Never' }));
+    await start();
+    const running = await pump(clock, () => {
+      const p = podNamed('n-node-a');
+      return p?.status?.phase === 'Running' ? p : undefined;
+    });
+    const ip = running.status?.podIP;
+    expect(ip).toMatch(/^10\.88\./);
+    const started = server.calls('StartContainer').at(-1)!.request as { containerId: string };
+    server.exitContainer(started.containerId, 0, { reason: 'Completed' });
+    // Every status the pod shows from here on, until its sandbox is stopped and it settles.
+    const seen: Array<string | undefined> = [];
+    const done = await pump(clock, () => {
+      const p = podNamed('n-node-a');
+      if (p?.status?.phase === 'Succeeded') seen.push(p.status.podIP);
+      return p?.status?.phase === 'Succeeded' && server.calls('StopPodSandbox').length > 0 && seen.length > 20
+        ? p
+        : undefined;
+    });
+    expect(done.status?.podIP).toBe(ip);
+    expect(done.status?.podIPs).toEqual([{ ip }]);
+    // Not dropped in between (upstream carries the IPs over the sandbox's stop).
+    expect(new Set(seen)).toEqual(new Set([ip]));
+  });
+
+  it('records FailedKillPod when killing a deleted pod fails, and kills it on a later try', async () => {
+    fs.writeFileSync(path.join(dir, 'manifests', 'k.json'), manifest('k'));
+    await start();
+    await pump(clock, () => podNamed('k-node-a')?.status?.phase === 'Running');
+    server.failNext('StopPodSandbox', 1, 'Internal', 'sandbox stuck');
+    fs.rmSync(path.join(dir, 'manifests', 'k.json'));
+    const failed = await pump(clock, () => recorder.events.find((e) => e.reason === 'FailedKillPod'));
+    expect(failed.type).toBe('Warning');
+    expect(failed.message).toMatch(/^error killing pod: .*sandbox stuck/);
+    // The worker's error backoff, then the kill again.
+    await pump(clock, () => server.calls('StopPodSandbox').length >= 2);
+    await pump(clock, () => server.calls('RemovePodSandbox').length >= 1);
+  });
+
   it('kills the pod when its manifest is deleted, and forgets it', async () => {
     fs.writeFileSync(path.join(dir, 'manifests', 'd.json'), manifest('d'));
     await start();
