@@ -29,11 +29,18 @@ export interface ContainerGCOptions extends RuntimeGarbageCollectOptions {
   readonly podLogsRootDirectory: string;
   readonly podStateProvider: PodStateProvider;
   readonly removeContainer: (id: string, signal?: AbortSignal) => Promise<void>;
+  /**
+   * Stops a container in unknown state before it is removed (it might still run); when this
+   * fails the container is kept. Without it such containers are removed directly.
+   */
+  readonly killContainer?: (id: string, name: string, signal?: AbortSignal) => Promise<void>;
 }
 
 interface GCInfo {
   readonly id: string;
+  readonly name: string;
   readonly createdAt: number;
+  readonly unknown: boolean;
 }
 
 /** Removes dead containers beyond the policy, oldest first, and dead sandboxes of removed pods. */
@@ -53,13 +60,28 @@ export async function containerGC(o: ContainerGCOptions): Promise<void> {
     const key = `${info.podUid}/${info.containerName}`;
     uidOfUnit.set(key, info.podUid);
     const list = units.get(key) ?? [];
-    list.push({ id: c.id, createdAt });
+    list.push({
+      id: c.id,
+      name: info.containerName,
+      createdAt,
+      unknown: c.state === ContainerState.CONTAINER_UNKNOWN,
+    });
     units.set(key, list);
   }
   for (const list of units.values()) list.sort((a, b) => b.createdAt - a.createdAt);
 
+  // Oldest first, as upstream's removeOldestN (items come newest first).
   const remove = async (items: GCInfo[]) => {
-    for (const item of items) {
+    for (const item of [...items].reverse()) {
+      if (item.unknown && o.killContainer) {
+        // It may still be running: stop it first, and leave it if that fails.
+        try {
+          await o.killContainer(item.id, item.name, signal);
+        } catch (err) {
+          o.logger.warn({ containerId: item.id, err: errorMessage(err) }, 'failed to stop container');
+          continue;
+        }
+      }
       await o
         .removeContainer(item.id, signal)
         .catch((err: unknown) =>
@@ -119,8 +141,16 @@ export async function containerGC(o: ContainerGCOptions): Promise<void> {
     const removed =
       psp.shouldPodContentBeRemoved(uid) || (o.evictNonDeletedPods && psp.shouldPodRuntimeBeRemoved(uid));
     const candidates = removed ? list : list.slice(1);
-    for (const s of candidates) {
+    // Oldest first; each is stopped before it is removed (in case nothing stopped it yet), and
+    // kept when the stop fails (upstream removeSandbox).
+    for (const s of candidates.reverse()) {
       if (s.active) continue;
+      try {
+        await rs.stopPodSandbox({ podSandboxId: s.id }, { signal });
+      } catch (err) {
+        o.logger.warn({ sandboxId: s.id, err: errorMessage(err) }, 'failed to stop sandbox before removing');
+        continue;
+      }
       await rs
         .removePodSandbox({ podSandboxId: s.id }, { signal })
         .catch((err: unknown) =>
@@ -138,8 +168,9 @@ export async function containerGC(o: ContainerGCOptions): Promise<void> {
       dirs = [];
     }
     for (const dir of dirs) {
-      const uid = dir.split('_')[2];
-      if (uid && psp.shouldPodContentBeRemoved(uid)) {
+      // `<namespace>_<name>_<uid>`: the UID is the last part (the whole name when it has none).
+      const uid = dir.slice(dir.lastIndexOf('_') + 1);
+      if (psp.shouldPodContentBeRemoved(uid)) {
         await fs.rm(path.join(o.podLogsRootDirectory, dir), { recursive: true, force: true });
       }
     }

@@ -110,5 +110,18 @@ export function getStableKey(pod: Pod, container: Container): string {
   return `${m.name ?? ''}_${m.namespace ?? ''}_${m.uid ?? ''}_${container.name}_${hashContainer(container)}`;
 }
 
+/** Go's `time.Duration.String()` for whole milliseconds: `10s`, `1m20s`, `5m0s`. */
+export function formatGoDuration(ms: number): string {
+  if (ms === 0) return '0s';
+  if (ms < 1000) return `${ms}ms`;
+  const h = Math.floor(ms / 3_600_000);
+  const m = Math.floor((ms % 3_600_000) / 60_000);
+  const s = (ms % 60_000) / 1000;
+  const sec = `${Number.isInteger(s) ? s : s.toString()}s`;
+  if (h > 0) return `${h}h${m}m${sec}`;
+  if (m > 0) return `${m}m${sec}`;
+  return sec;
+}
+
 // The sandbox rule is shared with the status manager's PodReadyToStartContainers condition.
 export { podSandboxChanged, type SandboxChange } from '@kubelet-kit/core';

@@ -11,6 +11,7 @@ import {
 import type { AuthConfig, ImageServiceClient, PartialMessage, PodSandboxConfig } from '@kubelet-kit/cri';
 import PQueue from 'p-queue';
 import { errorMessage, KubeRuntimeError } from './errors.js';
+import { formatGoDuration } from './helpers.js';
 
 // Image pulls with policy and backoff (upstream `pkg/kubelet/images`).
 
@@ -79,7 +80,9 @@ export function pullPolicyOf(container: Container): 'Always' | 'IfNotPresent' | 
   const policy = container.imagePullPolicy;
   if (policy === 'Always' || policy === 'IfNotPresent' || policy === 'Never') return policy;
   const ref = parseImageReference(container.image ?? '');
-  if (ref && !ref.digest && (ref.tag === '' || ref.tag === 'latest')) return 'Always';
+  // As SetDefaults_Container: only the tag counts (no tag and no digest reads as `latest`), so
+  // `:latest@sha256:…` is Always and a bare digest IfNotPresent.
+  if (ref && (ref.tag === 'latest' || (ref.tag === '' && !ref.digest))) return 'Always';
   return 'IfNotPresent';
 }
 
@@ -311,7 +314,8 @@ export class ImageManager {
         ref,
         'Normal',
         'Pulled',
-        `Successfully pulled image "${requested}" in ${((now - started) / 1000).toFixed(3)}s (${((now - queued) / 1000).toFixed(3)}s including waiting). Image size: ${pulled.size} bytes.`,
+        // Durations as Go prints them (`523ms`, `1.234s`, `1m1.5s`), as upstream's event.
+        `Successfully pulled image "${requested}" in ${formatGoDuration(Math.trunc(now - started))} (${formatGoDuration(Math.trunc(now - queued))} including waiting). Image size: ${pulled.size} bytes.`,
       );
       this.backOff.gc();
       return pulled;

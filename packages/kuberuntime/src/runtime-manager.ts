@@ -57,7 +57,12 @@ import { ContainerConfigError, generateContainerConfig } from './container-confi
 import { EnvError } from './env.js';
 import { errorMessage, KubeRuntimeError } from './errors.js';
 import { containerGC, type PodStateProvider } from './gc.js';
-import { findContainerStatusByName, getStableKey, isRestartableInitContainer } from './helpers.js';
+import {
+  findContainerStatusByName,
+  formatGoDuration,
+  getStableKey,
+  isRestartableInitContainer,
+} from './helpers.js';
 import { ImageManager, type ImageService } from './images.js';
 import {
   type ContainerType,
@@ -118,19 +123,6 @@ export function newCrashLoopBackOff(
     // Whatever the cap, a container that ran 10 minutes starts over.
     hasExpired: (eventTime, lastUpdate) => eventTime - lastUpdate > crashLoopBackOffResetMs,
   });
-}
-
-/** Go's `time.Duration.String()` for whole milliseconds: `10s`, `1m20s`, `5m0s`. */
-export function formatGoDuration(ms: number): string {
-  if (ms === 0) return '0s';
-  if (ms < 1000) return `${ms}ms`;
-  const h = Math.floor(ms / 3_600_000);
-  const m = Math.floor((ms % 3_600_000) / 60_000);
-  const s = (ms % 60_000) / 1000;
-  const sec = `${Number.isInteger(s) ? s : s.toString()}s`;
-  if (h > 0) return `${h}h${m}m${sec}`;
-  if (m > 0) return `${m}m${sec}`;
-  return sec;
 }
 
 /** Options of {@link KubeGenericRuntimeManager}. */
@@ -1297,6 +1289,15 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
         shouldPodRuntimeBeRemoved: () => false,
       },
       removeContainer: (id, signal) => this.#removeContainer(id, signal),
+      // With no pod: its preStop hook and grace period come from its own labels.
+      killContainer: (id, name, signal) =>
+        this.killContainer({
+          containerId: { type: this.#runtimeName, id },
+          containerName: name,
+          message: 'Container is in unknown state, try killing it before removal',
+          reason: 'Unknown',
+          ...(signal ? { signal } : {}),
+        }),
       ...o,
     });
   }

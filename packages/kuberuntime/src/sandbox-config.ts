@@ -56,7 +56,8 @@ function parseResolvConf(file: string): DNSConfig {
     const line = raw.replace(/[#;].*$/, '').trim();
     const [key, ...rest] = line.split(/\s+/);
     if (key === 'nameserver' && rest[0]) out.servers.push(rest[0]);
-    else if (key === 'search') out.searches = rest;
+    // The same domain with and without a trailing dot counts once; a bare "." is no domain.
+    else if (key === 'search') out.searches = rest.filter((d) => d !== '.').map((d) => d.replace(/\.$/, ''));
     else if (key === 'options') out.options.push(...rest);
   }
   return out;
@@ -88,12 +89,15 @@ export function getPodDNS(pod: Pod, options: DNSOptions = {}): DNSConfig {
   const host = parseResolvConf(options.resolvConf ?? '/etc/resolv.conf');
   if (policy === 'Default') {
     cfg = host;
+    // No resolv.conf at all: the local resolver, and no search (upstream's reading of the
+    // resolver library's default; without node IPs at hand, IPv4 loopback).
+    if (options.resolvConf === '') cfg = { servers: ['127.0.0.1'], searches: ['.'], options: [] };
   } else if (policy === 'ClusterFirst' || policy === 'ClusterFirstWithHostNet') {
     const domain = options.clusterDomain ?? 'cluster.local';
     const ns = pod.metadata?.namespace ?? 'default';
     cfg = {
       servers: clusterDNS,
-      searches: [`${ns}.svc.${domain}`, `svc.${domain}`, domain, ...host.searches],
+      searches: uniq([`${ns}.svc.${domain}`, `svc.${domain}`, domain, ...host.searches]),
       options: ['ndots:5'],
     };
   }
@@ -107,6 +111,8 @@ export function getPodDNS(pod: Pod, options: DNSOptions = {}): DNSConfig {
   }
   return cfg;
 }
+
+const maxFQDNLength = 64;
 
 /** The pod's hostname: spec.hostname or the pod name, at most 63 characters; with FQDN, plus the domain. */
 export function generatePodHostname(pod: Pod, clusterDomain = 'cluster.local'): string {
@@ -222,6 +228,16 @@ export function generatePodSandboxConfig(
     linux: generatePodSandboxLinuxConfig(pod, options.cgroupParent),
   };
   // Host-network pods keep the node's hostname.
-  if (!pod.spec?.hostNetwork) config.hostname = generatePodHostname(pod, options.clusterDomain);
+  if (!pod.spec?.hostNetwork) {
+    const hostname = generatePodHostname(pod, options.clusterDomain);
+    // The kernel's nodename holds 64 characters: a longer FQDN cannot be set, so there is no
+    // sandbox for this pod (upstream GetNodenameForKernel).
+    if (pod.spec?.setHostnameAsFQDN && pod.spec.subdomain && hostname.length > maxFQDNLength) {
+      throw new Error(
+        `failed to construct FQDN from pod hostname and cluster domain, FQDN ${hostname} is too long (${maxFQDNLength} characters is the max, ${hostname.length} characters requested)`,
+      );
+    }
+    config.hostname = hostname;
+  }
   return config;
 }

@@ -192,6 +192,34 @@ describe('sandbox config', () => {
     ).toEqual({ servers: ['8.8.8.8'], searches: ['a.b'], options: ['ndots:2', 'rotate'] });
     fs.rmSync(dir, { recursive: true, force: true });
   });
+
+  it('with no resolv.conf, host DNS points at the local resolver (upstream GetPodDNS, resolvConf "")', () => {
+    const p: Pod = { ...pod, spec: { containers: [], dnsPolicy: 'Default' } };
+    expect(getPodDNS(p, { resolvConf: '' })).toEqual({
+      servers: ['127.0.0.1'],
+      searches: ['.'],
+      options: [],
+    });
+    // ClusterFirst without cluster DNS falls back to the same.
+    expect(getPodDNS({ ...p, spec: { containers: [] } }, { resolvConf: '' }).servers).toEqual(['127.0.0.1']);
+  });
+
+  it('normalises host search domains and drops duplicates from cluster-first searches (upstream parseResolvConf)', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kk-dns-'));
+    const resolvConf = path.join(dir, 'resolv.conf');
+    fs.writeFileSync(resolvConf, 'nameserver 1.1.1.1\nsearch host.local. cluster.local . host.local\n');
+    const p: Pod = { ...pod, spec: { containers: [] } };
+    expect(
+      getPodDNS({ ...p, spec: { containers: [], dnsPolicy: 'Default' } }, { resolvConf }).searches,
+    ).toEqual(['host.local', 'cluster.local', 'host.local']);
+    expect(getPodDNS(p, { resolvConf, clusterDNS: ['10.96.0.10'] }).searches).toEqual([
+      'ns.svc.cluster.local',
+      'svc.cluster.local',
+      'cluster.local',
+      'host.local',
+    ]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
 });
 
 describe('container config', () => {

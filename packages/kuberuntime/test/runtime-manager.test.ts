@@ -474,3 +474,29 @@ describe('the status a sync reports', () => {
     expect(idle.podStatus).toBeUndefined();
   });
 });
+
+describe('sandbox hostname', () => {
+  // Upstream GetNodenameForKernel: an FQDN hostname must fit the kernel's 64-character nodename,
+  // else the sandbox config cannot be built and the sandbox is not created.
+  it('refuses a setHostnameAsFQDN hostname longer than 64 characters', async () => {
+    const base = {
+      containers: [{ name: 'c', image: 'busybox:v2' }],
+      subdomain: 'sub',
+      setHostnameAsFQDN: true,
+    };
+    // "<hostname>.sub.default.svc.cluster.local" is 30 characters plus the hostname.
+    const fits = makePod({ ...base, hostname: 'h'.repeat(34) });
+    const ok = await h.sync(fits);
+    expect(ok.syncResults.filter((r) => r.error !== undefined)).toEqual([]);
+    const run = h.server.calls<{ config: { hostname: string } }>('RunPodSandbox')[0]!.request.config;
+    expect(run.hostname).toBe(`${'h'.repeat(34)}.sub.default.svc.cluster.local`);
+
+    h.server.clearCalls();
+    const tooLong = makePod({ ...base, hostname: 'h'.repeat(35) });
+    const r = await h.sync(tooLong);
+    const create = r.syncResults.find((x) => x.action === 'CreatePodSandbox')!;
+    expect(create.error).toBe('CreatePodSandboxError');
+    expect(create.message).toContain('is too long (64 characters is the max, 65 characters requested)');
+    expect(h.server.calls('RunPodSandbox')).toHaveLength(0);
+  });
+});

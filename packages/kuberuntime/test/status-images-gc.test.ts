@@ -259,6 +259,49 @@ describe('images', () => {
     expect(pullPolicyOf({ name: 'a', image: 'busybox:1.36' })).toBe('IfNotPresent');
     expect(pullPolicyOf({ name: 'a', image: `busybox@sha256:${'a'.repeat(64)}` })).toBe('IfNotPresent');
     expect(pullPolicyOf({ name: 'a', image: 'busybox', imagePullPolicy: 'Never' })).toBe('Never');
+    // The API server's SetDefaults_Container looks only at the tag: an explicit :latest pulls
+    // Always even when a digest pins it.
+    expect(pullPolicyOf({ name: 'a', image: `busybox:latest@sha256:${'a'.repeat(64)}` })).toBe('Always');
+    expect(pullPolicyOf({ name: 'a', image: `busybox:1.36@sha256:${'a'.repeat(64)}` })).toBe('IfNotPresent');
+  });
+
+  it('reports pull times in the Pulled event as Go durations (upstream EnsureImageExists)', async () => {
+    const clock = new FakeClock();
+    const recorder = new InMemoryEventRecorder();
+    const pulled = new Set<string>();
+    let pullMs = 0;
+    const svc = {
+      imageStatus: async (req: { image?: { image: string } }) =>
+        pulled.has(req.image!.image)
+          ? { image: { id: 'sha256:abc', size: 42, username: '' } }
+          : { image: undefined },
+      pullImage: async (req: { image?: { image: string } }) => {
+        clock.advance(pullMs);
+        pulled.add(req.image!.image);
+        return { imageRef: req.image!.image };
+      },
+      listImages: async () => ({ images: [] }),
+    } as unknown as ImageService;
+    const m = new ImageManager({ imageService: svc, clock, recorder, logger: noopLogger });
+    const pod = makePod({ containers: [] });
+    for (const [image, ms] of [
+      ['a:1', 1234],
+      ['b:1', 523],
+      ['c:1', 61_500],
+    ] as const) {
+      pullMs = ms;
+      await m.ensureImageExists({
+        pod,
+        container: { name: 'c', image },
+        pullSecrets: [],
+        objectRef: { kind: 'Pod' },
+      });
+    }
+    expect(recorder.events.filter((e) => e.reason === 'Pulled').map((e) => e.message)).toEqual([
+      'Successfully pulled image "a:1" in 1.234s (1.234s including waiting). Image size: 42 bytes.',
+      'Successfully pulled image "b:1" in 523ms (523ms including waiting). Image size: 42 bytes.',
+      'Successfully pulled image "c:1" in 1m1.5s (1m1.5s including waiting). Image size: 42 bytes.',
+    ]);
   });
 
   it('rejects an invalid image name', async () => {
