@@ -559,9 +559,10 @@ export class Kubelet implements PodSyncer {
     const allPods = o.podManager.getPods();
     const workingPods = this.podWorkers.syncKnownPods(allPods);
     const desired = new Set(allPods.map((p) => p.metadata?.uid ?? ''));
-    const known = new Set<string>();
-    for (const [uid, sync] of workingPods) if (!sync.orphan || sync.state !== 'terminated') known.add(uid);
-    o.probeManager?.cleanupPods(desired);
+    // Pods whose worker is setting them up, running or stopping them: the rest are probed no more.
+    const possiblyRunning = new Set<string>();
+    for (const [uid, sync] of workingPods) if (sync.state !== 'terminated') possiblyRunning.add(uid);
+    o.probeManager?.cleanupPods(possiblyRunning);
     const statusKeep = new Set<string>([...desired, ...workingPods.keys()]);
     o.statusManager.removeOrphanedStatuses(statusKeep);
 
@@ -569,8 +570,11 @@ export class Kubelet implements PodSyncer {
     let containers = 0;
     for (const rp of runningPods) {
       containers += rp.containers.length;
-      if (workingPods.has(rp.id)) continue;
-      // Only the runtime knows this pod: a leftover of a removed pod or of an earlier run.
+      // A worker that is running or stopping the pod is in charge of it.
+      if (possiblyRunning.has(rp.id)) continue;
+      // Running containers of a pod no source wants, whose worker (if any) is done: a leftover of
+      // a removed pod or of an earlier run.
+      if (desired.has(rp.id)) continue;
       this.#log.info(
         { pod: `${rp.name}_${rp.namespace}`, uid: rp.id },
         'cleaning up runtime pod that no source wants',

@@ -8,11 +8,12 @@ import {
   type PodStatus,
   type PodStatusCache,
   type Runtime,
+  type RuntimePod,
 } from '@kubelet-kit/core';
 import { BasicPodManager } from '@kubelet-kit/pod-manager';
-import type { UpdatePodOptions } from '@kubelet-kit/pod-workers';
+import type { PodWorkerSync, UpdatePodOptions } from '@kubelet-kit/pod-workers';
 import { describe, expect, it } from 'vitest';
-import type { PlegView, PodConfigView, StatusManagerView } from '../src/index.js';
+import type { PlegView, PodConfigView, ProbeManagerView, StatusManagerView } from '../src/index.js';
 import { Kubelet } from '../src/index.js';
 
 // The config handlers (upstream HandlePodAdditions and HandlePodReconcile) on a Kubelet that is
@@ -36,7 +37,7 @@ const podCache: PodStatusCache = {
   getNewerThan: async () => emptyStatus,
 };
 
-function setup(maxPods = 110) {
+function setup(maxPods = 110, runtimePods: RuntimePod[] = []) {
   const clock = new FakeClock(Date.UTC(2026, 5, 1));
   const podManager = new BasicPodManager();
   const written: Array<{ uid: string; status: PodStatus }> = [];
@@ -65,13 +66,30 @@ function setup(maxPods = 110) {
     watch: () => () => {},
     healthy: () => ({ healthy: true }),
   };
+  const probedUids: Array<ReadonlySet<string>> = [];
+  const probeManager: ProbeManagerView = {
+    start() {},
+    async stop() {},
+    addPod() {},
+    removePod() {},
+    cleanupPods(uids) {
+      probedUids.push(new Set(uids));
+    },
+    stopLivenessAndStartup() {},
+    updatePodStatus() {},
+    onResult: () => () => {},
+  };
   const kubelet = new Kubelet({
     nodeName: 'node-a',
     rootDirectory: '/nonexistent/kubelet-kit-handlers-test',
     nodeIPs: ['192.0.2.10'],
     allocatable: { cpu: 4, memory: 8 * 2 ** 30, pods: maxPods },
-    // The handlers never reach the runtime.
-    runtime: {} as Runtime,
+    // Housekeeping lists the runtime's pods and may collect garbage; nothing else is called.
+    runtime: {
+      getPods: async () => runtimePods,
+      garbageCollect: async () => {},
+    } as unknown as Runtime,
+    probeManager,
     podConfig,
     podManager,
     statusManager,
@@ -83,7 +101,7 @@ function setup(maxPods = 110) {
   kubelet.podWorkers.updatePod = (options: UpdatePodOptions) => {
     updates.push(options);
   };
-  return { kubelet, podManager, updates, written };
+  return { kubelet, podManager, updates, written, probedUids };
 }
 
 function staticPod(name: string, uid: string): Pod {
@@ -232,5 +250,59 @@ describe('handlePodReconcile', () => {
     expect(updates.map((u) => [u.pod?.metadata?.uid, u.updateType, u.mirrorPod?.metadata?.uid])).toEqual([
       ['static-3', 'sync', 'mirror-3'],
     ]);
+  });
+});
+
+describe('handlePodCleanups', () => {
+  const runtimePod = (uid: string): RuntimePod =>
+    ({
+      id: uid,
+      name: uid,
+      namespace: 'default',
+      createdAt: 0,
+      containers: [
+        { id: { type: 'containerd', id: `c-${uid}` }, name: 'main', image: 'busybox', state: 'running' },
+      ],
+      sandboxes: [],
+    }) as unknown as RuntimePod;
+  const worker = (state: PodWorkerSync['state'], orphan: boolean): PodWorkerSync => ({
+    state,
+    orphan,
+    hasConfig: true,
+    static: false,
+  });
+
+  it('probes only pods whose worker may still run them', async () => {
+    const { kubelet, probedUids } = setup();
+    kubelet.handlePodAdditions([
+      apiPod('a', 'uid-a', { phase: 'Running' }),
+      apiPod('b', 'uid-b', { phase: 'Running' }),
+    ]);
+    kubelet.podWorkers.syncKnownPods = () =>
+      new Map([
+        ['uid-a', worker('sync', false)],
+        ['uid-b', worker('terminated', false)],
+        ['uid-c', worker('terminating', true)],
+      ]);
+    await kubelet.handlePodCleanups();
+    expect([...(probedUids.at(-1) ?? [])].sort()).toEqual(['uid-a', 'uid-c']);
+  });
+
+  it('kills running containers of a pod no source wants even when its worker is done, not of a wanted one', async () => {
+    const { kubelet, updates } = setup(110, [
+      runtimePod('uid-gone'),
+      runtimePod('uid-wanted'),
+      runtimePod('uid-busy'),
+    ]);
+    kubelet.handlePodAdditions([apiPod('wanted', 'uid-wanted', { phase: 'Succeeded' })]);
+    updates.length = 0;
+    kubelet.podWorkers.syncKnownPods = () =>
+      new Map([
+        ['uid-gone', worker('terminated', true)],
+        ['uid-wanted', worker('terminated', false)],
+        ['uid-busy', worker('terminating', true)],
+      ]);
+    await kubelet.handlePodCleanups();
+    expect(updates.map((u) => [u.updateType, u.runningPod?.id])).toEqual([['kill', 'uid-gone']]);
   });
 });
