@@ -45,14 +45,16 @@ function secretReference(pod: Pod): string | undefined {
     const f = `spec.volumes[${i}]`;
     if (v.secret) return `${f}.secret`;
     if (v.azureFile) return `${f}.azureFile`;
-    if (v.cephfs?.secretRef) return `${f}.cephfs.secretRef`;
-    if (v.cinder?.secretRef) return `${f}.cinder.secretRef`;
-    if (v.flexVolume?.secretRef) return `${f}.flexVolume.secretRef`;
-    if (v.rbd?.secretRef) return `${f}.rbd.secretRef`;
-    if (v.scaleIO?.secretRef) return `${f}.scaleIO.secretRef`;
-    if (v.iscsi?.secretRef) return `${f}.iscsi.secretRef`;
-    if (v.storageos?.secretRef) return `${f}.storageos.secretRef`;
-    if (v.csi?.nodePublishSecretRef) return `${f}.csi.nodePublishSecretRef`;
+    // An unnamed secretRef names no secret (upstream skips empty names), and these volume kinds
+    // are otherwise node-local.
+    if (v.cephfs?.secretRef?.name) return `${f}.cephfs.secretRef`;
+    if (v.cinder?.secretRef?.name) return `${f}.cinder.secretRef`;
+    if (v.flexVolume?.secretRef?.name) return `${f}.flexVolume.secretRef`;
+    if (v.rbd?.secretRef?.name) return `${f}.rbd.secretRef`;
+    if (v.scaleIO?.secretRef?.name) return `${f}.scaleIO.secretRef`;
+    if (v.iscsi?.secretRef?.name) return `${f}.iscsi.secretRef`;
+    if (v.storageos?.secretRef?.name) return `${f}.storageos.secretRef`;
+    if (v.csi?.nodePublishSecretRef?.name) return `${f}.csi.nodePublishSecretRef`;
     const projected = (v.projected?.sources ?? []).findIndex((s) => s.secret);
     if (projected >= 0) return `${f}.projected.sources[${projected}].secret`;
   }

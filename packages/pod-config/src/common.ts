@@ -170,6 +170,25 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
+/**
+ * The rules a pod meets only when it is created (upstream `ValidatePodCreate`), which a static pod
+ * always is; a pod already bound on the API server may carry these.
+ */
+function createOnlyErrors(pod: Pod): FieldError[] {
+  const errors: FieldError[] = [];
+  const spec = pod.spec;
+  if ((spec?.ephemeralContainers ?? []).length > 0)
+    errors.push({ field: 'spec.ephemeralContainers', type: 'Forbidden', detail: 'cannot be set on create' });
+  // The static pod's nodeName is already set, so a scheduling gate could never be lifted.
+  if (spec?.nodeName && (spec.schedulingGates ?? []).length > 0)
+    errors.push({
+      field: 'spec.nodeName',
+      type: 'Forbidden',
+      detail: 'cannot be set until all schedulingGates have been cleared',
+    });
+  return errors;
+}
+
 function decodeOnePod(raw: unknown, field: string, options: DecodeStaticPodOptions, origin: PodOrigin): Pod {
   const prefix = field === '' ? '' : `${field}.`;
   const fail = (errors: FieldError[], object = objectRefOf(raw)) =>
@@ -197,7 +216,7 @@ function decodeOnePod(raw: unknown, field: string, options: DecodeStaticPodOptio
     kind: options.file !== undefined ? 'file' : 'url',
     location,
   });
-  const errors = podFieldErrors(pod);
+  const errors = [...podFieldErrors(pod), ...createOnlyErrors(pod)];
   if (errors.length > 0) throw fail(errors, objectRefOf(pod));
   const prevent = options.preventStaticPodAPIReferences ?? true;
   let reference = prevent ? apiObjectReference(pod) : undefined;

@@ -22,16 +22,51 @@ export const DefaultSchedulerName = 'default-scheduler';
 /** The default `terminationMessagePath`. */
 export const DefaultTerminationMessagePath = '/dev/termination-log';
 
+// The docker reference grammar (distribution/reference): [domain '/'] path [':' tag] ['@' digest].
+const hostComponent = '(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)';
+const domainPart = `(?:${hostComponent}(?:\\.${hostComponent})*|\\[[0-9a-fA-F:]+\\])(?::[0-9]+)?`;
+const pathComponent = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
+const imageReferenceRe = new RegExp(
+  `^((?:${domainPart}/)?${pathComponent}(?:/${pathComponent})*)(?::([\\w][\\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}))?$`,
+);
+/** Hex lengths of the digest algorithms the API server can verify. */
+const digestHexLength: Readonly<Record<string, number>> = { sha256: 64, sha384: 96, sha512: 128 };
+
 /**
- * The pull policy the API server picks when a container sets none: `Always` for `:latest` or an
- * untagged image, `IfNotPresent` for any other tag or a digest.
+ * The tag the API server reads from an image (upstream `parsers.ParseImageName`): `latest` when
+ * the reference has neither tag nor digest, `''` when it has only a digest, and undefined when it
+ * is not a reference at all (an uppercase repository, a bad digest, …).
+ */
+function imageTag(image: string): string | undefined {
+  // A bare 64-hex string is an image ID, not a repository name.
+  if (/^[a-f0-9]{64}$/.test(image)) return undefined;
+  const m = imageReferenceRe.exec(image);
+  if (!m) return undefined;
+  const name = m[1] ?? '';
+  const tag = m[2] ?? '';
+  const digest = m[3];
+  // The name limit applies to the normalized name (docker.io/library/ added to short names).
+  const slash = name.indexOf('/');
+  const first = slash >= 0 ? name.slice(0, slash) : '';
+  const hasDomain =
+    slash >= 0 && (/[.:]/.test(first) || first === 'localhost' || first !== first.toLowerCase());
+  const normalized = hasDomain ? name : `docker.io/${slash >= 0 ? '' : 'library/'}${name}`;
+  if (normalized.length > 255) return undefined;
+  if (digest !== undefined) {
+    const [algorithm = '', hex = ''] = digest.split(':');
+    if (digestHexLength[algorithm] !== hex.length || !/^[a-f0-9]+$/.test(hex)) return undefined;
+  }
+  return tag === '' && digest === undefined ? 'latest' : tag;
+}
+
+/**
+ * The pull policy the API server picks when a container sets none (upstream
+ * `SetDefaults_Container`): `Always` when the reference's tag is `latest` (an untagged image, or
+ * `:latest` even beside a digest), `IfNotPresent` otherwise, including a string that does not
+ * parse as an image reference.
  */
 export function defaultImagePullPolicy(image: string): 'Always' | 'IfNotPresent' {
-  if (image.includes('@')) return 'IfNotPresent';
-  const lastSlash = image.lastIndexOf('/');
-  const colon = image.indexOf(':', lastSlash + 1);
-  if (colon < 0) return 'Always';
-  return image.slice(colon + 1) === 'latest' ? 'Always' : 'IfNotPresent';
+  return imageTag(image) === 'latest' ? 'Always' : 'IfNotPresent';
 }
 
 function defaultHTTPGet(action: HTTPGetAction | undefined): void {
@@ -51,6 +86,8 @@ function defaultProbe(probe: Probe | undefined): void {
   probe.successThreshold ??= 1;
   probe.failureThreshold ??= 3;
   defaultHTTPGet(probe.httpGet);
+  // GRPCAction.service carries a declared default of "".
+  if (probe.grpc) probe.grpc.service ??= '';
 }
 
 function defaultPort(port: ContainerPort, hostNetwork: boolean): void {

@@ -154,6 +154,7 @@ function validateHandler(
   field: string,
   errs: Errors,
   kinds: readonly ('exec' | 'httpGet' | 'tcpSocket' | 'grpc' | 'sleep')[],
+  gracePeriod?: number,
 ): void {
   const record = handler as Record<string, unknown>;
   const set = kinds.filter((k) => record[k] !== undefined && record[k] !== null);
@@ -173,8 +174,15 @@ function validateHandler(
     if (!Number.isInteger(port) || port < 1 || port > 65535)
       errs.invalid(`${field}.grpc.port`, port, 'must be between 1 and 65535, inclusive');
   }
-  if ('sleep' in handler && handler.sleep && !(handler.sleep.seconds >= 0)) {
-    errs.invalid(`${field}.sleep.seconds`, handler.sleep.seconds, 'must be greater than or equal to 0');
+  if ('sleep' in handler && handler.sleep) {
+    // The sleep runs inside the pod's grace period, so it may not outlast it (zero is allowed).
+    const seconds = handler.sleep.seconds;
+    if (!(seconds >= 0) || (gracePeriod !== undefined && seconds > gracePeriod))
+      errs.invalid(
+        `${field}.sleep`,
+        seconds,
+        `must be non-negative and less than terminationGracePeriodSeconds (${gracePeriod ?? 'unset'})`,
+      );
   }
 }
 
@@ -247,10 +255,14 @@ function validateContainer(
   hostNetwork: boolean,
   hostPorts: Set<HostPortKey['key']>,
   init: boolean,
+  gracePeriod: number | undefined,
 ): void {
   if (!c.name) errs.required(`${field}.name`);
   else if (!isDNS1123Label(c.name)) errs.invalid(`${field}.name`, c.name, 'must be a DNS-1123 label');
-  if (!c.image || c.image.trim() === '') errs.required(`${field}.image`);
+  if (!c.image) errs.required(`${field}.image`);
+  // Pods (unlike templates) may not pad the image with whitespace (validateContainersOnlyForPod).
+  else if (c.image.trim() !== c.image)
+    errs.invalid(`${field}.image`, c.image, 'must not have leading or trailing whitespace');
   if (
     c.imagePullPolicy !== undefined &&
     !pullPolicies.includes(c.imagePullPolicy as (typeof pullPolicies)[number])
@@ -278,16 +290,14 @@ function validateContainer(
     if (p.hostPort !== undefined && p.hostPort !== 0) {
       if (p.hostPort < 1 || p.hostPort > 65535)
         errs.invalid(`${pf}.hostPort`, p.hostPort, 'must be between 1 and 65535, inclusive');
-      if (hostNetwork && p.hostPort !== p.containerPort) {
-        errs.invalid(
-          `${pf}.containerPort`,
-          p.containerPort,
-          'must match `hostPort` when `hostNetwork` is true',
-        );
-      }
       const key = `${p.hostPort}/${p.protocol ?? 'TCP'}/${p.hostIP ?? ''}`;
       if (hostPorts.has(key)) errs.duplicate(`${pf}.hostPort`, key);
       hostPorts.add(key);
+    }
+    // Only the regular containers' set host ports must equal their ports (validatePodHostNetworkDeps;
+    // defaulting has set an unset one already).
+    if (hostNetwork && !init && p.hostPort && p.hostPort !== p.containerPort) {
+      errs.invalid(`${pf}.hostPort`, p.hostPort, 'must match `containerPort` when `hostNetwork` is true');
     }
     if (p.protocol !== undefined && !protocols.includes(p.protocol as (typeof protocols)[number])) {
       errs.unsupported(`${pf}.protocol`, p.protocol, protocols);
@@ -340,19 +350,21 @@ function validateContainer(
   }
   validateProbe(c.startupProbe, `${field}.startupProbe`, errs, true);
   if (c.lifecycle?.postStart)
-    validateHandler(c.lifecycle.postStart, `${field}.lifecycle.postStart`, errs, [
-      'exec',
-      'httpGet',
-      'tcpSocket',
-      'sleep',
-    ]);
+    validateHandler(
+      c.lifecycle.postStart,
+      `${field}.lifecycle.postStart`,
+      errs,
+      ['exec', 'httpGet', 'tcpSocket', 'sleep'],
+      gracePeriod,
+    );
   if (c.lifecycle?.preStop)
-    validateHandler(c.lifecycle.preStop, `${field}.lifecycle.preStop`, errs, [
-      'exec',
-      'httpGet',
-      'tcpSocket',
-      'sleep',
-    ]);
+    validateHandler(
+      c.lifecycle.preStop,
+      `${field}.lifecycle.preStop`,
+      errs,
+      ['exec', 'httpGet', 'tcpSocket', 'sleep'],
+      gracePeriod,
+    );
 }
 
 function validateVolumes(volumes: Volume[], errs: Errors): Set<string> {
@@ -388,6 +400,7 @@ function validateVolumes(volumes: Volume[], errs: Errors): Set<string> {
 
 function validateSpec(spec: PodSpec, errs: Errors): void {
   const hostNetwork = spec.hostNetwork === true;
+  const grace = spec.terminationGracePeriodSeconds;
   const volumes = validateVolumes(spec.volumes ?? [], errs);
   if ((spec.containers ?? []).length === 0) errs.required('spec.containers');
   const names = new Set<string>();
@@ -399,11 +412,12 @@ function validateSpec(spec: PodSpec, errs: Errors): void {
   };
   (spec.initContainers ?? []).forEach((c, i) => {
     checkName(c, `spec.initContainers[${i}]`);
-    validateContainer(c, `spec.initContainers[${i}]`, errs, volumes, hostNetwork, hostPorts, true);
+    // Init containers run one at a time: each one's host ports are checked on their own.
+    validateContainer(c, `spec.initContainers[${i}]`, errs, volumes, hostNetwork, new Set(), true, grace);
   });
   (spec.containers ?? []).forEach((c, i) => {
     checkName(c, `spec.containers[${i}]`);
-    validateContainer(c, `spec.containers[${i}]`, errs, volumes, hostNetwork, hostPorts, false);
+    validateContainer(c, `spec.containers[${i}]`, errs, volumes, hostNetwork, hostPorts, false, grace);
   });
   if (
     spec.restartPolicy !== undefined &&

@@ -131,6 +131,41 @@ describe('static pod defaulting (common.go applyDefaults)', () => {
     expect(defaultImagePullPolicy('nginx@sha256:abc')).toBe('IfNotPresent');
   });
 
+  // SetDefaults_Container reads the tag through parsers.ParseImageName (docker reference
+  // grammar): a digest does not hide a `latest` tag, and a reference that does not parse has no
+  // tag at all, so it is IfNotPresent.
+  it('reads the tag as the docker reference parser does (SetDefaults_Container)', () => {
+    const digest = `sha256:${'a'.repeat(64)}`;
+    expect(defaultImagePullPolicy(`nginx:latest@${digest}`)).toBe('Always');
+    expect(defaultImagePullPolicy(`nginx:1.27@${digest}`)).toBe('IfNotPresent');
+    expect(defaultImagePullPolicy(`nginx@${digest}`)).toBe('IfNotPresent');
+    expect(defaultImagePullPolicy('localhost:5000/team/app')).toBe('Always');
+    expect(defaultImagePullPolicy('Registry.Example.com/app')).toBe('Always');
+    // Not references: uppercase repository, a 64-hex identifier, an empty tag.
+    expect(defaultImagePullPolicy('Nginx')).toBe('IfNotPresent');
+    expect(defaultImagePullPolicy('team/MyApp')).toBe('IfNotPresent');
+    expect(defaultImagePullPolicy('a'.repeat(64))).toBe('IfNotPresent');
+    expect(defaultImagePullPolicy('nginx:')).toBe('IfNotPresent');
+  });
+
+  // The generated SetObjectDefaults_Pod gives a gRPC probe's service its declared default "".
+  it('defaults a gRPC probe service to the empty string', () => {
+    const pod = setPodDefaults({
+      spec: {
+        containers: [
+          {
+            name: 'c',
+            image: 'i:1',
+            livenessProbe: { grpc: { port: 9000 } },
+            readinessProbe: { grpc: { port: 9000, service: 'ready' } },
+          },
+        ],
+      },
+    });
+    expect(pod.spec?.containers[0]?.livenessProbe?.grpc).toEqual({ port: 9000, service: '' });
+    expect(pod.spec?.containers[0]?.readinessProbe?.grpc).toEqual({ port: 9000, service: 'ready' });
+  });
+
   it('keeps values the manifest sets and defaults requests from limits', () => {
     const pod = setPodDefaults({
       spec: {
@@ -203,6 +238,29 @@ spec:
     expect(() => decodeStaticPods(pvc, opts)).toThrow(/persistentvolumeclaims/);
   });
 
+  // ValidatePodCreate (what the kubelet runs on a static pod) forbids ephemeral containers, and
+  // scheduling gates together with the nodeName the static pod always gets.
+  it('rejects what a pod may not have on create: ephemeral containers, scheduling gates', () => {
+    const opts = { nodeName: 'n', source: 'file', file: '/m/c.yaml' };
+    const reject = (spec: string) => {
+      try {
+        decodeStaticPods(`apiVersion: v1\nkind: Pod\nmetadata: {name: c}\nspec:\n${spec}`, opts);
+        return undefined;
+      } catch (e) {
+        expect(e).toBeInstanceOf(PodValidationError);
+        return (e as PodValidationError).errors.map((x) => [x.field, x.type]);
+      }
+    };
+    const c = '  containers: [{name: c, image: i}]\n';
+    expect(reject(`${c}  ephemeralContainers: [{name: debug, image: busybox}]\n`)).toEqual([
+      ['spec.ephemeralContainers', 'Forbidden'],
+    ]);
+    expect(reject(`${c}  schedulingGates: [{name: example.com/gate}]\n`)).toEqual([
+      ['spec.nodeName', 'Forbidden'],
+    ]);
+    expect(reject(c)).toBeUndefined();
+  });
+
   it('names the referencing field, and keeps rejecting ClusterTrustBundles when allowed', () => {
     const opts = { nodeName: 'n', source: 'file', file: '/m/r.yaml' };
     const field = (spec: string, allow = false) => {
@@ -236,5 +294,22 @@ spec:
     const bundle = `${c}  volumes: [{name: v, projected: {sources: [{clusterTrustBundle: {name: b, path: p}}]}}]\n`;
     expect(field(bundle, true)).toBe('spec.volumes[0].projected.sources[0].clusterTrustBundle');
     expect(field(`${c}  volumes: [{name: v, secret: {secretName: s}}]\n`, true)).toBeUndefined();
+    // TestDecodeSinglePodRejectsClusterTrustBundleVolumes / ...RejectsResourceClaims: rejected
+    // with the gate (default) and without it.
+    expect(field(bundle)).toBe('spec.volumes[0].projected.sources[0].clusterTrustBundle');
+    const claims =
+      '  containers: [{name: c, image: i, resources: {claims: [{name: my-claim}]}}]\n' +
+      '  resourceClaims: [{name: my-claim, resourceClaimName: some-external-claim}]\n';
+    expect(field(claims)).toBe('spec.resourceClaims');
+    expect(field(claims, true)).toBe('spec.resourceClaims');
+    // VisitPodSecretNames skips empty names, and HasAPIObjectReference lets node-local volume
+    // kinds through: a cephfs/rbd volume with an unnamed secretRef references nothing.
+    expect(field(`${c}  volumes: [{name: v, cephfs: {monitors: [m], secretRef: {}}}]\n`)).toBeUndefined();
+    expect(
+      field(`${c}  volumes: [{name: v, rbd: {monitors: [m], image: i, secretRef: {name: ''}}}]\n`),
+    ).toBeUndefined();
+    expect(field(`${c}  volumes: [{name: v, cephfs: {monitors: [m], secretRef: {name: s}}}]\n`)).toBe(
+      'spec.volumes[0].cephfs.secretRef',
+    );
   });
 });

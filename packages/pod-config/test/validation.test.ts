@@ -48,7 +48,40 @@ const cases: [string, Mutation, string, string][] = [
     'Duplicate value',
   ],
   ['empty image', (p) => (app(p).image = ''), 'spec.containers[0].image', 'Required value'],
-  ['blank image', (p) => (app(p).image = '  '), 'spec.containers[0].image', 'Required value'],
+  // validateContainersOnlyForPod: an image that is only blanks is not empty, but it has
+  // leading/trailing whitespace, which pods (not templates) may not have.
+  ['blank image', (p) => (app(p).image = '  '), 'spec.containers[0].image', 'Invalid value'],
+  [
+    'image with a trailing blank',
+    (p) => (app(p).image = 'nginx:1 '),
+    'spec.containers[0].image',
+    'Invalid value',
+  ],
+  [
+    'init image with a leading blank',
+    (p) => (spec(p).initContainers![0]!.image = ' busybox:1'),
+    'spec.initContainers[0].image',
+    'Invalid value',
+  ],
+  [
+    'one host port twice in one init container',
+    (p) =>
+      (spec(p).initContainers![0]!.ports = [
+        { containerPort: 80, hostPort: 8080 },
+        { containerPort: 81, hostPort: 8080 },
+      ]),
+    'spec.initContainers[0].ports[1].hostPort',
+    'Duplicate value',
+  ],
+  [
+    'one host port in two regular containers',
+    (p) => {
+      app(p).ports = [{ containerPort: 80, hostPort: 8080 }];
+      spec(p).containers.push({ name: 'side', image: 'x:1', ports: [{ containerPort: 81, hostPort: 8080 }] });
+    },
+    'spec.containers[1].ports[0].hostPort',
+    'Duplicate value',
+  ],
   [
     'containerPort 0',
     (p) => (app(p).ports = [{ containerPort: 0 }]),
@@ -83,7 +116,21 @@ const cases: [string, Mutation, string, string][] = [
       spec(p).hostNetwork = true;
       app(p).ports = [{ containerPort: 80, hostPort: 81 }];
     },
-    'spec.containers[0].ports[0].containerPort',
+    // validatePodHostNetworkDeps reports the hostPort.
+    'spec.containers[0].ports[0].hostPort',
+    'Invalid value',
+  ],
+  [
+    // validateSleepAction: a preStop sleep may not outlast the pod's grace period (30 s default).
+    'preStop sleep longer than the grace period',
+    (p) => (app(p).lifecycle = { preStop: { sleep: { seconds: 31 } } }),
+    'spec.containers[0].lifecycle.preStop.sleep',
+    'Invalid value',
+  ],
+  [
+    'negative preStop sleep',
+    (p) => (app(p).lifecycle = { preStop: { sleep: { seconds: -1 } } }),
+    'spec.containers[0].lifecycle.preStop.sleep',
     'Invalid value',
   ],
   [
@@ -248,6 +295,14 @@ describe('validatePod', () => {
     expect(validatePod(validPod(), { source: 'api' })).toBeUndefined();
   });
 
+  // Only a create forbids ephemeral containers; a bound pod from the API server may have them.
+  it('accepts ephemeral containers and scheduling gates on an existing pod', () => {
+    const pod = validPod();
+    pod.spec!.ephemeralContainers = [{ name: 'debug', image: 'busybox:1' }];
+    pod.spec!.schedulingGates = [{ name: 'example.com/gate' }];
+    expect(podFieldErrors(pod)).toEqual([]);
+  });
+
   it('accepts a sidecar (restartable init container) with probes', () => {
     const pod = validPod();
     pod.spec!.initContainers![0] = {
@@ -255,6 +310,61 @@ describe('validatePod', () => {
       restartPolicy: 'Always',
       readinessProbe: { exec: { command: ['x'] } },
     };
+    expect(podFieldErrors(pod)).toEqual([]);
+  });
+
+  // validateInitContainers checks host ports per init container (they run one at a time), apart
+  // from the regular containers' shared check.
+  it('accepts a host port used by an init container and again by a later one or a regular container', () => {
+    const pod = validPod();
+    pod.spec!.initContainers = [
+      { name: 'init', image: 'busybox:1', ports: [{ containerPort: 80, hostPort: 8080 }] },
+      { name: 'init2', image: 'busybox:1', ports: [{ containerPort: 80, hostPort: 8080 }] },
+    ];
+    pod.spec!.containers[0]!.ports = [{ containerPort: 80, hostPort: 8080 }];
+    expect(podFieldErrors(pod)).toEqual([]);
+  });
+
+  it('accepts the same container port on an init and a regular container under hostNetwork', () => {
+    const pod = setPodDefaults({
+      metadata: { name: 'etcd', namespace: 'kube-system' },
+      spec: {
+        hostNetwork: true,
+        initContainers: [{ name: 'prep', image: 'etcd:3', ports: [{ containerPort: 2379 }] }],
+        containers: [{ name: 'etcd', image: 'etcd:3', ports: [{ containerPort: 2379 }] }],
+      },
+    });
+    expect(podFieldErrors(pod)).toEqual([]);
+  });
+
+  it('under hostNetwork checks only host ports that are set (validateHostNetwork skips a zero one)', () => {
+    // Not defaulted: the port has no hostPort, which is no mismatch.
+    const pod = validPod();
+    spec(pod).hostNetwork = true;
+    app(pod).ports = [{ containerPort: 8080 }];
+    expect(podFieldErrors(pod).filter((e) => e.field.endsWith('hostPort'))).toEqual([]);
+    app(pod).ports = [{ containerPort: 8080, hostPort: 9090 }];
+    expect(podFieldErrors(pod).map((e) => e.field)).toContain('spec.containers[0].ports[0].hostPort');
+  });
+
+  it('accepts a preStop sleep of zero or of exactly the grace period', () => {
+    for (const seconds of [0, 30]) {
+      const pod = validPod();
+      pod.spec!.containers[0]!.lifecycle = { preStop: { sleep: { seconds } } };
+      expect(podFieldErrors(pod)).toEqual([]);
+    }
+    const longer = validPod();
+    longer.spec!.terminationGracePeriodSeconds = 120;
+    longer.spec!.containers[0]!.lifecycle = { preStop: { sleep: { seconds: 60 } } };
+    expect(podFieldErrors(longer)).toEqual([]);
+  });
+
+  // validatePodHostNetworkDeps looks at the regular containers only.
+  it('leaves an init container host port alone under hostNetwork', () => {
+    const pod = validPod();
+    pod.spec!.hostNetwork = true;
+    pod.spec!.containers[0]!.ports = [{ containerPort: 80, hostPort: 80 }];
+    pod.spec!.initContainers![0]!.ports = [{ containerPort: 80, hostPort: 8080 }];
     expect(podFieldErrors(pod)).toEqual([]);
   });
 
