@@ -39,13 +39,14 @@ const maxFileNameLength = 255;
 export function validatePath(targetPath: string): void {
   if (targetPath === '') throw invalid(targetPath, 'must not be empty');
   if (path.posix.isAbsolute(targetPath)) throw invalid(targetPath, 'must be relative path');
-  if (targetPath.length > maxPathLength) {
+  // Go measures the lengths in bytes (as the kernel's limits do), not UTF-16 code units.
+  if (Buffer.byteLength(targetPath, 'utf8') > maxPathLength) {
     throw invalid(targetPath, `must be less than or equal to ${maxPathLength} characters`);
   }
   const items = targetPath.split('/');
   for (const item of items) {
     if (item === '..') throw invalid(targetPath, "must not contain '..'");
-    if (item.length > maxFileNameLength) {
+    if (Buffer.byteLength(item, 'utf8') > maxFileNameLength) {
       throw invalid(
         targetPath,
         `must not contain path components longer than ${maxFileNameLength} characters`,
@@ -260,9 +261,12 @@ export class AtomicWriter {
         await fs.mkdir(parent, { recursive: true, mode: 0o777 });
         made.add(parent);
       }
-      await fs.writeFile(full, toBuffer(file.data), { mode: file.mode & 0o7777 });
+      // Only the permission bits: Go's os.FileMode keeps setuid/setgid/sticky elsewhere, so
+      // upstream never sets them from a projection mode.
+      const perm = file.mode & 0o777;
+      await fs.writeFile(full, toBuffer(file.data), { mode: perm });
       // Set after writing so the umask does not apply.
-      await fs.chmod(full, file.mode & 0o7777);
+      await fs.chmod(full, perm);
       if (file.fsUser !== undefined) await fs.chown(full, file.fsUser, -1);
     }
   }

@@ -4,6 +4,7 @@ import {
   DEFAULT_PROJECTION_MODE,
   type KeyedData,
   makeKeyedPayload,
+  ownValue,
   type Payload,
   ProjectionPlugin,
 } from './projection.js';
@@ -15,7 +16,7 @@ export const CONFIGMAP_PLUGIN_NAME = 'kubernetes.io/configmap';
 /** A ConfigMap's `data` then `binaryData`, as the payload sees them. */
 export function configMapData(cm: ConfigMap): KeyedData {
   return {
-    get: (key) => cm.data?.[key] ?? base64Get(cm.binaryData, key),
+    get: (key) => ownValue(cm.data, key) ?? base64Get(cm.binaryData, key),
     keys: () => [...Object.keys(cm.data ?? {}), ...Object.keys(cm.binaryData ?? {})],
   };
 }

@@ -7,7 +7,13 @@ import {
   type ResourceFieldSelector,
   type Volume,
 } from '@kubelet-kit/core';
-import { DEFAULT_PROJECTION_MODE, type Payload, ProjectionPlugin } from './projection.js';
+import {
+  DEFAULT_PROJECTION_MODE,
+  ownValue,
+  type Payload,
+  ProjectionPlugin,
+  throwAggregate,
+} from './projection.js';
 import type { NodeAllocatable } from './volume-plugin.js';
 
 /** The plugin name of downwardAPI volumes. */
@@ -29,7 +35,7 @@ export function extractFieldPathAsString(pod: Pod, fieldPath: string): string {
   const sub = subscript.exec(fieldPath);
   if (sub) {
     const map = sub[1] === 'labels' ? meta.labels : meta.annotations;
-    return map?.[sub[2] ?? ''] ?? '';
+    return ownValue(map, sub[2] ?? '') ?? '';
   }
   switch (fieldPath) {
     case 'metadata.labels':
@@ -50,7 +56,7 @@ export function extractFieldPathAsString(pod: Pod, fieldPath: string): string {
 function findContainer(pod: Pod, name: string | undefined): Container {
   const all = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])];
   const c = name ? all.find((x) => x.name === name) : pod.spec?.containers?.[0];
-  if (!c) throw new Error(`container ${JSON.stringify(name ?? '')} not found in pod`);
+  if (!c) throw new Error(`container ${name ?? ''} not found`);
   return c;
 }
 
@@ -66,12 +72,16 @@ export function extractContainerResourceValue(
   const divisor = selector.divisor === undefined ? 1 : parseQuantity(selector.divisor) || 1;
   const limits = container.resources?.limits ?? {};
   const requests = container.resources?.requests ?? {};
-  const cpu = (q: string | number | undefined, fallback: number): string => {
-    const milli = q === undefined ? fallback * 1000 : quantityMilliValue(q);
+  // A limit that is unset or zero takes node allocatable (upstream MergeContainerResourceLimits);
+  // requests have no fallback.
+  const unset = (q: string | number | undefined, fallback: number | undefined) =>
+    fallback !== undefined && (q === undefined || parseQuantity(q) === 0);
+  const cpu = (q: string | number | undefined, fallback?: number): string => {
+    const milli = unset(q, fallback) ? (fallback ?? 0) * 1000 : q === undefined ? 0 : quantityMilliValue(q);
     return String(Math.ceil(milli / (divisor * 1000)));
   };
-  const bytes = (q: string | number | undefined, fallback: number): string => {
-    const v = q === undefined ? fallback : Math.ceil(parseQuantity(q));
+  const bytes = (q: string | number | undefined, fallback?: number): string => {
+    const v = unset(q, fallback) ? (fallback ?? 0) : q === undefined ? 0 : Math.ceil(parseQuantity(q));
     return String(Math.ceil(v / divisor));
   };
   switch (selector.resource) {
@@ -82,11 +92,11 @@ export function extractContainerResourceValue(
     case 'limits.ephemeral-storage':
       return bytes(limits['ephemeral-storage'], allocatable.ephemeralStorage);
     case 'requests.cpu':
-      return cpu(requests.cpu, 0);
+      return cpu(requests.cpu);
     case 'requests.memory':
-      return bytes(requests.memory, 0);
+      return bytes(requests.memory);
     case 'requests.ephemeral-storage':
-      return bytes(requests['ephemeral-storage'], 0);
+      return bytes(requests['ephemeral-storage']);
     default:
       throw new Error(`unsupported container resource : ${selector.resource}`);
   }
@@ -100,7 +110,7 @@ export function collectDownwardAPIData(
   defaultMode: number,
 ): Payload {
   const payload: Payload = new Map();
-  const errors: string[] = [];
+  const errors: unknown[] = [];
   for (const item of items) {
     const mode = item.mode ?? defaultMode;
     try {
@@ -114,17 +124,18 @@ export function collectDownwardAPIData(
         });
       }
     } catch (err) {
-      errors.push(err instanceof Error ? err.message : String(err));
+      errors.push(err);
     }
   }
-  if (errors.length > 0) throw new Error(errors.join('; '));
+  throwAggregate(errors);
   return payload;
 }
 
 /** downwardAPI volumes (upstream `pkg/volume/downwardapi`). */
 export class DownwardAPIPlugin extends ProjectionPlugin {
   readonly name = DOWNWARD_API_PLUGIN_NAME;
-  protected readonly memoryBacked = false;
+  // Upstream wraps a memory-medium emptyDir for downward API volumes, as for secrets.
+  protected readonly memoryBacked = true;
 
   canSupport(volume: Volume): boolean {
     return volume.downwardAPI !== undefined;

@@ -1,29 +1,70 @@
 import { promises as fs } from 'node:fs';
-import { type Pod, parseQuantity, type Volume } from '@kubelet-kit/core';
+import { type Container, type Pod, parseQuantity, type Volume } from '@kubelet-kit/core';
 import type { VolumeHost, VolumePlugin, VolumeSpec } from './volume-plugin.js';
 
 /** The plugin name of emptyDir volumes. */
 export const EMPTY_DIR_PLUGIN_NAME = 'kubernetes.io/empty-dir';
 
 /**
- * The sum of the pod's container memory limits when every container has one; undefined
- * otherwise (upstream `calculateEmptyDirMemorySize` then falls back to node allocatable).
+ * The pod's memory limit as its cgroup gets it (upstream `ResourceConfigForPod` over
+ * `PodLimits`): the larger of the regular containers plus sidecars and of each init container
+ * plus the sidecars started before it, plus the pod overhead. Undefined unless every container
+ * and init container (counting those sidecars) has a memory limit.
  */
 function podMemoryLimit(pod: Pod): number | undefined {
+  const limitOf = (c: Container) => {
+    const q = c.resources?.limits?.memory;
+    return q === undefined ? 0 : parseQuantity(q);
+  };
+  let declared = true;
   let total = 0;
   for (const c of pod.spec?.containers ?? []) {
-    const limit = c.resources?.limits?.memory;
-    if (limit === undefined) return undefined;
-    total += parseQuantity(limit);
+    const v = limitOf(c);
+    if (v === 0) declared = false;
+    total += v;
   }
-  return total > 0 ? total : undefined;
+  let sidecars = 0;
+  let initMax = 0;
+  for (const c of pod.spec?.initContainers ?? []) {
+    let use: number;
+    if (c.restartPolicy === 'Always') {
+      sidecars += limitOf(c);
+      total += limitOf(c);
+      use = sidecars;
+    } else {
+      use = limitOf(c) + sidecars;
+    }
+    if (use === 0) declared = false;
+    initMax = Math.max(initMax, use);
+  }
+  if (!declared) return undefined;
+  const overhead = pod.spec?.overhead?.memory;
+  return Math.max(total, initMax) + (overhead === undefined ? 0 : parseQuantity(overhead));
 }
 
-/** The tmpfs size of a memory-backed emptyDir: its sizeLimit, capped by the pod's memory limit. */
+/**
+ * The tmpfs size of a memory-backed emptyDir (upstream `calculateEmptyDirMemorySize`): node
+ * allocatable memory, lowered to the pod's memory limit and then to `sizeLimit` when those are
+ * positive and not larger.
+ */
 export function memoryVolumeSize(host: VolumeHost, pod: Pod, sizeLimit: string | number | undefined): number {
-  const podLimit = podMemoryLimit(pod) ?? host.nodeAllocatable().memory;
+  let size = host.nodeAllocatable().memory;
+  const podLimit = podMemoryLimit(pod);
+  if (podLimit !== undefined && podLimit > 0 && podLimit <= size) size = podLimit;
   const limit = sizeLimit === undefined ? 0 : parseQuantity(sizeLimit);
-  return Math.floor(limit > 0 ? Math.min(limit, podLimit) : podLimit);
+  if (limit > 0 && limit <= size) size = limit;
+  // Quantity.Value() rounds up.
+  return Math.ceil(size);
+}
+
+/**
+ * Creates `dir` with mode 0777, as upstream's `setupDir`: the mode is set explicitly only when
+ * the permission bits differ (a umask), so the setgid bit of an fsGroup stays.
+ */
+export async function setUpDir(dir: string): Promise<void> {
+  await fs.mkdir(dir, { recursive: true, mode: 0o777 });
+  const st = await fs.lstat(dir);
+  if ((st.mode & 0o777) !== 0o777) await fs.chmod(dir, 0o777);
 }
 
 /**
@@ -38,7 +79,9 @@ export async function setUpTmpfsDir(
   fallbackToDir: boolean,
   signal?: AbortSignal,
 ): Promise<boolean> {
-  await fs.mkdir(dir, { recursive: true, mode: 0o750 });
+  // The directory beneath is prepared first; a tmpfs root keeps its own mode (1777), which
+  // upstream never changes after mounting.
+  await setUpDir(dir);
   const existing = await host.mounter.getMount(dir);
   if (existing?.fsType === 'tmpfs') return true;
   try {
@@ -88,12 +131,11 @@ export class EmptyDirPlugin implements VolumePlugin {
       const size = memoryVolumeSize(this.#host, spec.pod, source.sizeLimit);
       await setUpTmpfsDir(this.#host, dir, size, false, signal);
     } else if (source.medium === undefined || source.medium === '') {
-      await fs.mkdir(dir, { recursive: true });
+      // Every user of the pod may write here, as upstream.
+      await setUpDir(dir);
     } else {
       throw new Error(`unknown storage medium ${JSON.stringify(source.medium)}`);
     }
-    // Every user of the pod may write here, as upstream.
-    await fs.chmod(dir, 0o777);
   }
 
   tearDown(podVolumeDir: string, signal?: AbortSignal): Promise<void> {

@@ -89,6 +89,10 @@ export class HostPathPlugin implements VolumePlugin {
     const type = source?.type ?? '';
     if (!p.startsWith('/'))
       throw new VolumeSetUpError('InvalidHostPath', `hostPath ${JSON.stringify(p)} must be absolute`);
+    // Upstream's SetUp refuses any `..` element (ValidatePathNoBacksteps); checked before the
+    // policy, so `/srv/../etc` cannot pass a prefix rule.
+    if (p.split('/').includes('..'))
+      throw new VolumeSetUpError('InvalidHostPath', `invalid HostPath \`${p}\`: must not contain '..'`);
     const policy = this.#host.hostPathPolicy;
     if (policy) {
       const decision = await policy({ pod: spec.pod, volumeName: spec.volume.name, path: p, type });

@@ -1,7 +1,13 @@
-import type { Pod, Volume } from '@kubelet-kit/core';
+import type { Pod, Volume, VolumeProjection } from '@kubelet-kit/core';
 import { configMapData } from './configmap.js';
 import { collectDownwardAPIData } from './downward-api.js';
-import { DEFAULT_PROJECTION_MODE, makeKeyedPayload, type Payload, ProjectionPlugin } from './projection.js';
+import {
+  DEFAULT_PROJECTION_MODE,
+  makeKeyedPayload,
+  type Payload,
+  ProjectionPlugin,
+  throwAggregate,
+} from './projection.js';
 import { secretData } from './secret.js';
 import { VolumeSetUpError } from './volume-plugin.js';
 
@@ -29,49 +35,70 @@ export class ProjectedPlugin extends ProjectionPlugin {
     const merge = (part: Payload) => {
       for (const [k, v] of part) payload.set(k, v);
     };
+    // As upstream's collectData, a failing source does not stop the others; the errors are
+    // reported together once every source was tried.
+    const errors: unknown[] = [];
     for (const s of source.sources ?? []) {
-      if (s.secret) {
-        const getter = this.#getter();
-        const name = s.secret.name ?? '';
-        const optional = s.secret.optional === true;
-        const secret = await getter.getSecret(namespace, name, signal);
-        if (!secret) {
-          if (optional) continue;
-          throw new VolumeSetUpError('FailedMount', `secrets ${JSON.stringify(name)} not found`);
-        }
-        merge(makeKeyedPayload('secret', secretData(secret), s.secret.items, defaultMode, optional));
-      } else if (s.configMap) {
-        const getter = this.#getter();
-        const name = s.configMap.name ?? '';
-        const optional = s.configMap.optional === true;
-        const cm = await getter.getConfigMap(namespace, name, signal);
-        if (!cm) {
-          if (optional) continue;
-          throw new VolumeSetUpError('FailedMount', `configmaps ${JSON.stringify(name)} not found`);
-        }
-        merge(makeKeyedPayload('configmap', configMapData(cm), s.configMap.items, defaultMode, optional));
-      } else if (s.downwardAPI) {
-        merge(
-          collectDownwardAPIData(s.downwardAPI.items ?? [], pod, this.host.nodeAllocatable(), defaultMode),
-        );
-      } else if (s.serviceAccountToken) {
-        const tokenGetter = this.host.tokenGetter;
-        if (!tokenGetter) {
-          throw new VolumeSetUpError('FailedMount', 'serviceAccountToken projection needs a token getter');
-        }
-        const token = await tokenGetter({
-          pod,
-          serviceAccountName: pod.spec?.serviceAccountName ?? 'default',
-          ...(s.serviceAccountToken.audience ? { audience: s.serviceAccountToken.audience } : {}),
-          expirationSeconds: s.serviceAccountToken.expirationSeconds ?? 3600,
-          ...(signal ? { signal } : {}),
-        });
-        payload.set(s.serviceAccountToken.path, { data: token, mode: defaultMode });
-      } else if (s.clusterTrustBundle) {
-        throw new VolumeSetUpError('FailedMount', 'clusterTrustBundle projections are not supported');
+      signal?.throwIfAborted();
+      try {
+        await this.#collectSource(s, pod, defaultMode, namespace, merge, signal);
+      } catch (err) {
+        errors.push(err);
       }
     }
+    throwAggregate(errors);
     return payload;
+  }
+
+  async #collectSource(
+    s: VolumeProjection,
+    pod: Pod,
+    defaultMode: number,
+    namespace: string,
+    merge: (part: Payload) => void,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    if (s.secret) {
+      const getter = this.#getter();
+      const name = s.secret.name ?? '';
+      const optional = s.secret.optional === true;
+      const secret = await getter.getSecret(namespace, name, signal);
+      if (!secret) {
+        if (optional) return;
+        throw new VolumeSetUpError('FailedMount', `secrets ${JSON.stringify(name)} not found`);
+      }
+      merge(makeKeyedPayload('secret', secretData(secret), s.secret.items, defaultMode, optional));
+    } else if (s.configMap) {
+      const getter = this.#getter();
+      const name = s.configMap.name ?? '';
+      const optional = s.configMap.optional === true;
+      const cm = await getter.getConfigMap(namespace, name, signal);
+      if (!cm) {
+        if (optional) return;
+        throw new VolumeSetUpError('FailedMount', `configmaps ${JSON.stringify(name)} not found`);
+      }
+      merge(makeKeyedPayload('configmap', configMapData(cm), s.configMap.items, defaultMode, optional));
+    } else if (s.downwardAPI) {
+      merge(collectDownwardAPIData(s.downwardAPI.items ?? [], pod, this.host.nodeAllocatable(), defaultMode));
+    } else if (s.serviceAccountToken) {
+      const tokenGetter = this.host.tokenGetter;
+      if (!tokenGetter) {
+        throw new VolumeSetUpError('FailedMount', 'serviceAccountToken projection needs a token getter');
+      }
+      const token = await tokenGetter({
+        pod,
+        serviceAccountName: pod.spec?.serviceAccountName ?? 'default',
+        ...(s.serviceAccountToken.audience ? { audience: s.serviceAccountToken.audience } : {}),
+        expirationSeconds: s.serviceAccountToken.expirationSeconds ?? 3600,
+        ...(signal ? { signal } : {}),
+      });
+      // With an fsGroup the token starts private; the ownership change then adds group read
+      // (0600 → 0640) instead of leaving it readable by everyone.
+      const fsGroupSet = pod.spec?.securityContext?.fsGroup !== undefined;
+      merge(new Map([[s.serviceAccountToken.path, { data: token, mode: fsGroupSet ? 0o600 : defaultMode }]]));
+    } else if (s.clusterTrustBundle) {
+      throw new VolumeSetUpError('FailedMount', 'clusterTrustBundle projections are not supported');
+    }
   }
 
   #getter() {

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { KeyToPath, Pod, Volume } from '@kubelet-kit/core';
 import { AtomicWriter, type FileProjection } from './atomic-writer.js';
-import { setUpTmpfsDir, tearDownDir } from './empty-dir.js';
+import { memoryVolumeSize, setUpDir, setUpTmpfsDir, tearDownDir } from './empty-dir.js';
 import type { VolumeHost, VolumePlugin, VolumeSpec } from './volume-plugin.js';
 
 /** The API default of `defaultMode` for configMap, secret, downwardAPI and projected volumes. */
@@ -44,8 +44,11 @@ export function makeKeyedPayload(
     const value = data.get(item.key);
     if (value === undefined) {
       if (optional) continue;
+      // Upstream's two wordings differ: only the configMap one names the object kind first.
       throw new Error(
-        `${what} references non-existent ${what === 'configmap' ? 'config' : 'secret'} key: ${item.key}`,
+        what === 'configmap'
+          ? `configmap references non-existent config key: ${item.key}`
+          : `references non-existent secret key: ${item.key}`,
       );
     }
     payload.set(item.path, { data: value, mode: item.mode ?? defaultMode });
@@ -53,13 +56,34 @@ export function makeKeyedPayload(
   return payload;
 }
 
+/**
+ * Throws the errors collected while building a payload the way upstream's
+ * `utilerrors.NewAggregate` reads: nothing for none, the error itself for one, otherwise
+ * `[a, b]` with nested aggregates flattened and repeated messages dropped.
+ */
+export function throwAggregate(errors: readonly unknown[]): void {
+  const flat = errors.flatMap((e) => (e instanceof AggregateError ? (e.errors as unknown[]) : [e]));
+  if (flat.length === 0) return;
+  if (flat.length === 1) throw flat[0];
+  const messages = [...new Set(flat.map((e) => (e instanceof Error ? e.message : String(e))))];
+  throw new AggregateError(flat, messages.length === 1 ? messages[0] : `[${messages.join(', ')}]`);
+}
+
 /** Decodes a base64 map (Secret `data`, ConfigMap `binaryData`). */
 export function base64Get(
   map: Readonly<Record<string, string>> | undefined,
   key: string,
 ): Uint8Array | undefined {
-  const v = map?.[key];
+  const v = ownValue(map, key);
   return v === undefined ? undefined : Buffer.from(v, 'base64');
+}
+
+/**
+ * `map[key]` for an own key only: a key such as `constructor` or `toString` must not find
+ * Object.prototype's members (Go maps have no prototype).
+ */
+export function ownValue<T>(map: Readonly<Record<string, T>> | undefined, key: string): T | undefined {
+  return map !== undefined && Object.hasOwn(map, key) ? map[key] : undefined;
 }
 
 /**
@@ -69,7 +93,11 @@ export function base64Get(
 async function setVolumeOwnership(dir: string, fsGroup: number): Promise<void> {
   const walk = async (p: string): Promise<void> => {
     const st = await fs.lstat(p);
-    if (st.isSymbolicLink()) return;
+    if (st.isSymbolicLink()) {
+      // Links get the group too, but no mode (upstream changes it with lchown only).
+      await fs.lchown(p, st.uid, fsGroup);
+      return;
+    }
     await fs.chown(p, st.uid, fsGroup);
     let mode = (st.mode & 0o7777) | 0o440;
     if (st.isDirectory()) mode |= 0o2000 | 0o110;
@@ -77,6 +105,40 @@ async function setVolumeOwnership(dir: string, fsGroup: number): Promise<void> {
     if (st.isDirectory()) for (const e of await fs.readdir(p)) await walk(path.join(p, e));
   };
   await walk(dir);
+}
+
+/** Go's `filepath.Clean` for a mount path: normalized, no trailing slash except for `/`. */
+function cleanMountPath(p: string): string {
+  const n = path.posix.normalize(p);
+  return n.length > 1 ? n.replace(/\/+$/, '') : n;
+}
+
+/**
+ * The directories to create inside a volume for other volumes mounted beneath it in the same
+ * container (upstream `getNestedMountpoints`): a read-only API data volume could not get the
+ * mount point made later. Only the outermost of nested mount points counts; a mount path that
+ * climbs out with `../` is refused.
+ */
+export function nestedMountpoints(volumeName: string, pod: Pod): string[] {
+  const out: string[] = [];
+  for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) {
+    const all = (c.volumeMounts ?? []).map((m) => cleanMountPath(m.mountPath)).sort();
+    const mine = (c.volumeMounts ?? [])
+      .filter((m) => m.name === volumeName)
+      .map((m) => cleanMountPath(m.mountPath));
+    for (const mp of mine) {
+      if (mp.startsWith('../')) throw new Error(`Invalid container mount point ${mp}`);
+      const prefix = `${mp}/`;
+      let previous = '';
+      for (const other of all) {
+        if (!other.startsWith(prefix)) continue;
+        if (previous !== '' && other.startsWith(previous)) continue;
+        previous = `${other}/`;
+        out.push(other.slice(prefix.length));
+      }
+    }
+  }
+  return out;
 }
 
 /**
@@ -112,9 +174,16 @@ export abstract class ProjectionPlugin implements VolumePlugin {
     const dir = spec.podVolumeDir;
     const memory =
       typeof this.memoryBacked === 'function' ? this.memoryBacked(spec.volume) : this.memoryBacked;
-    if (memory) await setUpTmpfsDir(this.host, dir, undefined, true, signal);
-    else await fs.mkdir(dir, { recursive: true });
-    await fs.chmod(dir, 0o777);
+    // The wrapped emptyDir: a memory-backed one is sized like any memory emptyDir without a
+    // sizeLimit (the pod's memory limit or node allocatable).
+    if (memory) {
+      await setUpTmpfsDir(this.host, dir, memoryVolumeSize(this.host, spec.pod, undefined), true, signal);
+    } else {
+      await setUpDir(dir);
+    }
+    for (const sub of nestedMountpoints(spec.volume.name, spec.pod)) {
+      await fs.mkdir(path.join(dir, sub), { recursive: true, mode: 0o755 });
+    }
     const writer = new AtomicWriter({
       targetDir: dir,
       logContext: `${spec.pod.metadata?.namespace}/${spec.pod.metadata?.name}/${spec.volume.name}`,
@@ -122,10 +191,9 @@ export abstract class ProjectionPlugin implements VolumePlugin {
       clock: this.host.clock,
     });
     const fsGroup = spec.pod.spec?.securityContext?.fsGroup;
-    await writer.write(
-      payload,
-      fsGroup === undefined ? undefined : (sub) => setVolumeOwnership(path.join(dir, sub), fsGroup),
-    );
+    // Upstream applies the ownership to the whole volume, not only the new data directory: on
+    // the first write the root and the links outside the data directory are new too.
+    await writer.write(payload, fsGroup === undefined ? undefined : () => setVolumeOwnership(dir, fsGroup));
   }
 
   tearDown(podVolumeDir: string, signal?: AbortSignal): Promise<void> {

@@ -4,6 +4,7 @@ import {
   DEFAULT_PROJECTION_MODE,
   type KeyedData,
   makeKeyedPayload,
+  ownValue,
   type Payload,
   ProjectionPlugin,
 } from './projection.js';
@@ -15,7 +16,7 @@ export const SECRET_PLUGIN_NAME = 'kubernetes.io/secret';
 /** A Secret's `data` (base64), with `stringData` for manifests that were never through an API server. */
 export function secretData(secret: Secret): KeyedData {
   return {
-    get: (key) => secret.stringData?.[key] ?? base64Get(secret.data, key),
+    get: (key) => ownValue(secret.stringData, key) ?? base64Get(secret.data, key),
     keys: () => new Set([...Object.keys(secret.data ?? {}), ...Object.keys(secret.stringData ?? {})]),
   };
 }

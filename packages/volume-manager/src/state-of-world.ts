@@ -11,6 +11,25 @@ export interface VolumeToMount {
   readonly podVolumeDir: string;
 }
 
+/**
+ * The names of the volumes some container of the pod mounts or maps as a device: init, regular
+ * and ephemeral containers (upstream `util.GetPodVolumeNames`). Only these are set up, and only
+ * these are waited for; a declared volume no container uses is skipped.
+ */
+export function podVolumeNames(pod: Pod): Set<string> {
+  const names = new Set<string>();
+  const spec = pod.spec;
+  for (const c of [
+    ...(spec?.initContainers ?? []),
+    ...(spec?.containers ?? []),
+    ...(spec?.ephemeralContainers ?? []),
+  ]) {
+    for (const m of c.volumeMounts ?? []) names.add(m.name);
+    for (const d of c.volumeDevices ?? []) names.add(d.name);
+  }
+  return names;
+}
+
 interface DesiredPod {
   pod: Pod;
   volumes: Map<string, VolumeToMount>;
@@ -32,7 +51,10 @@ export class DesiredStateOfWorld {
     const existing = this.#pods.get(uid);
     const volumes = new Map<string, VolumeToMount>();
     const failed = new Map<string, string>();
+    const used = podVolumeNames(pod);
     for (const volume of pod.spec?.volumes ?? []) {
+      // As upstream's populator: a volume no container uses is never set up.
+      if (!used.has(volume.name)) continue;
       const plugin = findPlugin(volume);
       if (!plugin) {
         failed.set(volume.name, 'no volume plugin matched');

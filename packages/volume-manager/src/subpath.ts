@@ -18,8 +18,9 @@ function within(base: string, p: string): boolean {
  * The host path to bind-mount for a container's `subPath` of a volume (upstream
  * `hostutil`/`subpath.SafeMakeDir` plus `PrepareSafeSubpath`). Refuses absolute paths and any
  * `..` element, walks the path one element at a time and refuses every symlink that resolves
- * outside the volume (a container may plant one), and creates missing directories (mode 0750)
- * without following links. Returns the resolved path.
+ * outside the volume (a container may plant one), and creates missing directories without
+ * following links, with the volume's permission bits (the last one exactly, the others under the
+ * umask, as upstream's `SafeMakeDir`). Returns the resolved path.
  *
  * The check and the runtime's bind mount are two steps, so a container that swaps a directory
  * for a symlink in between can still race it; upstream closes that gap by mounting an open file
@@ -33,6 +34,10 @@ export async function resolveSubPath(volumeHostPath: string, subPath: string): P
   if (parts.includes('..'))
     throw new SubPathError(`subPath ${JSON.stringify(subPath)} must not contain '..'`);
   const base = await fs.realpath(volumeHostPath);
+  // Upstream gives new subPath directories the volume's mode (an emptyDir's 0777), so a
+  // container user other than root can write there.
+  const perm = (await fs.stat(base)).mode & 0o777;
+  let created: string | undefined;
   let current = base;
   for (const part of parts) {
     const next = path.join(current, part);
@@ -45,7 +50,8 @@ export async function resolveSubPath(volumeHostPath: string, subPath: string): P
     if (st === undefined) {
       // mkdir never follows a link at the last element; an EEXIST race sends us round again.
       try {
-        await fs.mkdir(next, { mode: 0o750 });
+        await fs.mkdir(next, { mode: perm });
+        created = next;
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
@@ -73,5 +79,7 @@ export async function resolveSubPath(volumeHostPath: string, subPath: string): P
   if (!within(base, final)) {
     throw new SubPathError(`subPath ${JSON.stringify(subPath)} is outside of the volume ${volumeHostPath}`);
   }
+  // The umask applied to mkdir; the directory the container gets has the exact mode.
+  if (created !== undefined && created === final) await fs.chmod(created, perm);
   return final;
 }

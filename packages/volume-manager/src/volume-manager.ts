@@ -27,6 +27,7 @@ import {
   ActualStateOfWorld,
   type ActualVolume,
   DesiredStateOfWorld,
+  podVolumeNames,
   type VolumeToMount,
 } from './state-of-world.js';
 import {
@@ -255,14 +256,14 @@ export class BasicVolumeManager implements VolumeManager {
   }
 
   async waitForAttachAndMount(pod: Pod, options: WaitOptions = {}): Promise<void> {
-    const volumes = pod.spec?.volumes ?? [];
-    if (volumes.length === 0) return;
+    // Only volumes some container mounts are expected (upstream getExpectedVolumes).
+    const expected = [...podVolumeNames(pod)];
+    if (expected.length === 0) return;
     const uid = uidOf(pod);
     if (!this.#podState.shouldPodContainersBeTerminating(uid)) this.#addPod(pod);
     this.reprocessPod(uid);
     this.#kick();
-    const expected = volumes.map((v) => v.name);
-    const unmounted = () => expected.filter((name) => !this.#asw.get(uid, name));
+    const unmounted = () => expected.filter((name) => !this.#asw.get(uid, name)).sort();
     const deadline = this.#clock.now() + this.#waitTimeoutMs;
     for (;;) {
       if (unmounted().length === 0) return;
@@ -279,10 +280,12 @@ export class BasicVolumeManager implements VolumeManager {
       const e = known?.get(name) ?? failed.get(name);
       if (e !== undefined) errors.set(name, e);
     }
+    // As upstream, "unmounted" lists every expected volume not mounted, including those that
+    // failed to process; "unattached" is the same list here (see the README).
     throw new VolumeMountTimeoutError(
-      left.filter((n) => !failed.has(n)),
-      left.filter((n) => !failed.has(n)),
-      left.filter((n) => failed.has(n)),
+      left,
+      left,
+      left.filter((n) => !this.#dsw.getVolume(uid, n)),
       errors,
     );
   }

@@ -71,11 +71,16 @@ export function makePod(
   > = {},
 ): Pod {
   const { uid = 'uid-1', name = 'pod-1', namespace = 'ns', labels, ...spec } = overrides;
+  // The default container mounts every volume: only volumes a container uses are set up.
+  const volumeMounts = (spec.volumes ?? []).map((v) => ({ name: v.name, mountPath: `/mnt/${v.name}` }));
   return {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { uid, name, namespace, ...(labels ? { labels } : {}) },
-    spec: { containers: [{ name: 'c', image: 'busybox' }], ...spec },
+    spec: {
+      containers: [{ name: 'c', image: 'busybox', ...(volumeMounts.length > 0 ? { volumeMounts } : {}) }],
+      ...spec,
+    },
   };
 }
 

@@ -283,11 +283,11 @@ describe('secret volumes', () => {
     expect(logger.records.some((r) => r.level === 'warn' && /tmpfs mount failed/.test(r.message))).toBe(true);
   });
 
-  it('reports a missing key with the secret wording, and accepts stringData', async () => {
+  it("reports a missing key with upstream's secret wording, and accepts stringData", async () => {
     const plugin = new SecretPlugin({ host: host() });
     await expect(
       plugin.setUp(spec(pod, { name: 'x', secret: { secretName: 's', items: [{ key: 'k', path: 'k' }] } })),
-    ).rejects.toThrow('secret references non-existent secret key: k');
+    ).rejects.toMatchObject({ message: 'references non-existent secret key: k' });
     getter.setSecret({ metadata: { name: 'sd', namespace: 'ns' }, stringData: { plain: 'text' } });
     const s = spec(pod, { name: 'y', secret: { secretName: 'sd' } });
     await plugin.setUp(s);
@@ -500,6 +500,8 @@ describe('emptyDir volumes', () => {
       const mount = await real.getMount(s.podVolumeDir);
       expect(mount?.fsType).toBe('tmpfs');
       expect(mount?.options).toMatch(/size=4096k/);
+      // Upstream prepares the directory before mounting and never chmods the tmpfs root after.
+      expect(await mode(s.podVolumeDir)).toBe(0o1777);
       await fs.writeFile(path.join(s.podVolumeDir, 'x'), 'x');
       await plugin.setUp(s);
       const realDir = await fs.realpath(s.podVolumeDir);

@@ -26,11 +26,24 @@ describe('resolveSubPath', () => {
     expect(await resolveSubPath(vol, './a//b/')).toBe(path.join(vol, 'a/b'));
   });
 
-  it('creates a missing subPath as directories with mode 0750', async () => {
-    const p = await resolveSubPath(vol, 'new/deeper');
+  // Upstream makeMounts passes the volume's own mode to SafeMakeDir, which creates each missing
+  // directory with it (under the umask) and then sets it exactly on the last one.
+  it.each([
+    ['0777', 0o777],
+    ['0750', 0o750],
+  ])('creates a missing subPath with the mode of the volume (%s)', async (_n, volMode) => {
+    await fs.chmod(vol, volMode);
+    const old = process.umask(0o022);
+    let p: string;
+    try {
+      p = await resolveSubPath(vol, 'new/deeper');
+    } finally {
+      process.umask(old);
+    }
     expect(p).toBe(path.join(vol, 'new/deeper'));
     expect((await fs.stat(p)).isDirectory()).toBe(true);
-    expect(await mode(p)).toBe(0o750);
+    expect(await mode(p)).toBe(volMode);
+    expect(await mode(path.join(vol, 'new'))).toBe(volMode & ~0o022);
   });
 
   const invalid: [string, string][] = [

@@ -107,11 +107,12 @@ describe('BasicVolumeManager: mount and wait', () => {
     expect(await readText(path.join(mounted.get('config')!.hostPath, 'k.txt'))).toBe('v1');
     expect(await readText(path.join(mounted.get('creds')!.hostPath, 'token'))).toBe('s3cret');
     expect(await readText(path.join(mounted.get('info')!.hostPath, 'labels'))).toBe('app="web"');
-    // The memory-backed emptyDir and the secret are tmpfs mounts.
+    // The memory-backed emptyDir, the secret and the downward API volume are tmpfs mounts.
     expect(mounter.mounts.map((m) => m.mountPoint).sort()).toEqual(
       [
         volDir('uid-1', 'kubernetes.io~empty-dir', 'cache'),
         volDir('uid-1', 'kubernetes.io~secret', 'creds'),
+        volDir('uid-1', 'kubernetes.io~downward-api', 'info'),
       ].sort(),
     );
     expect(vm.getMountedVolumesForPod('other').size).toBe(0);
@@ -148,10 +149,10 @@ describe('BasicVolumeManager: mount and wait', () => {
     const err = wait.error as VolumeMountTimeoutError;
     expect(err).toBeInstanceOf(VolumeMountTimeoutError);
     expect(err.code).toBe('FailedMount');
-    expect(err.unmountedVolumes).toEqual(['cm']);
+    expect(err.unmountedVolumes).toEqual(['cm', 'nfs']);
     expect(err.failedToProcessVolumes).toEqual(['nfs']);
     expect(err.message).toContain(
-      'unmounted volumes=[cm], unattached volumes=[cm], failed to process volumes=[nfs]',
+      'unmounted volumes=[cm nfs], unattached volumes=[cm nfs], failed to process volumes=[nfs]',
     );
     expect(err.message).toContain('timed out waiting for the condition');
     expect(err.message).toContain('configmaps "missing" not found');
@@ -246,7 +247,7 @@ describe('BasicVolumeManager: re-projection', () => {
     await until(clock, async () => (await readText(labels)) === 'app="web"\nversion="2"');
     expect(await readText(token)).toBe('rotated');
     // Re-projection never mounts a tmpfs twice.
-    expect(mounter.calls.filter((c) => c.startsWith('mount'))).toHaveLength(2);
+    expect(mounter.calls.filter((c) => c.startsWith('mount'))).toHaveLength(3);
   });
 });
 
@@ -353,7 +354,7 @@ describe('BasicVolumeManager: restart', () => {
         'after-restart',
     );
     expect(mounter.calls.slice(mountsBefore)).toEqual([]);
-    expect(mounter.mounts).toHaveLength(2);
+    expect(mounter.mounts).toHaveLength(3);
   });
 
   it('volumes of pods gone during the restart wait for the sources, then are torn down', async () => {
@@ -419,7 +420,7 @@ describe('BasicVolumeManager: restart', () => {
     // The very same directory: a running container's bind mount still shows the content.
     expect((await fs.stat(configDir)).ino).toBe(inode);
     expect(second.getMountedVolumesForPod('adopted').size).toBe(5);
-    expect(mounter.mounts).toHaveLength(2);
+    expect(mounter.mounts).toHaveLength(3);
   });
 
   it('with real tmpfs: a restarted manager finds the mount in mountinfo and does not mount again', async (ctx) => {
@@ -455,5 +456,74 @@ describe('BasicVolumeManager: restart', () => {
     } finally {
       for (let i = 0; i < 4 && (await real.getMount(dir)); i++) await real.unmount(dir).catch(() => {});
     }
+  });
+});
+
+describe('BasicVolumeManager: only volumes containers use (GetPodVolumeNames)', () => {
+  it('skips a declared volume no container mounts, and does not wait for it', async () => {
+    pods = [
+      makePod({
+        containers: [{ name: 'c', image: 'x', volumeMounts: [{ name: 'used', mountPath: '/u' }] }],
+        volumes: [
+          { name: 'used', emptyDir: {} },
+          { name: 'unused', configMap: { name: 'missing' } },
+        ],
+      }),
+    ];
+    const vm = newManager();
+    vm.start();
+    await settle(vm.waitForAttachAndMount(pods[0]!));
+    await clock.tick(2000);
+    expect([...vm.getMountedVolumesForPod('uid-1').keys()]).toEqual(['used']);
+    await expect(fs.stat(volDir('uid-1', 'kubernetes.io~configmap', 'unused'))).rejects.toThrow();
+    expect(getter.reads).toBe(0);
+    expect(recorder.events.filter((e) => e.reason === 'FailedMount')).toEqual([]);
+  });
+
+  it('counts mounts of init and ephemeral containers; a pod whose containers mount nothing needs no wait', async () => {
+    pods = [
+      makePod({
+        initContainers: [{ name: 'i', image: 'x', volumeMounts: [{ name: 'seed', mountPath: '/s' }] }],
+        ephemeralContainers: [{ name: 'e', image: 'x', volumeMounts: [{ name: 'debug', mountPath: '/d' }] }],
+        containers: [{ name: 'c', image: 'x' }],
+        volumes: [
+          { name: 'seed', emptyDir: {} },
+          { name: 'debug', emptyDir: {} },
+          { name: 'idle', emptyDir: {} },
+        ],
+      }),
+    ];
+    const vm = newManager();
+    vm.start();
+    await settle(vm.waitForAttachAndMount(pods[0]!));
+    expect([...vm.getMountedVolumesForPod('uid-1').keys()].sort()).toEqual(['debug', 'seed']);
+    const bare = makePod({
+      uid: 'bare',
+      containers: [{ name: 'c', image: 'x' }],
+      volumes: [{ name: 'cm', configMap: { name: 'missing' } }],
+    });
+    pods.push(bare);
+    // Resolves at once, with no time passing.
+    await vm.waitForAttachAndMount(bare);
+  });
+
+  it('the timeout error lists unmounted volumes sorted, including those that failed to process', async () => {
+    pods = [
+      makePod({
+        volumes: [
+          { name: 'zeta', configMap: { name: 'missing' } },
+          { name: 'alpha', configMap: { name: 'missing' } },
+          { name: 'nfs', nfs: { server: 'x', path: '/' } },
+        ],
+      }),
+    ];
+    const vm = newManager();
+    vm.start();
+    const wait = track(vm.waitForAttachAndMount(pods[0]!));
+    await until(clock, () => wait.done, 1000, 200);
+    const err = wait.error as VolumeMountTimeoutError;
+    expect(err.message).toContain(
+      'unmounted volumes=[alpha nfs zeta], unattached volumes=[alpha nfs zeta], failed to process volumes=[nfs]: timed out waiting for the condition',
+    );
   });
 });
