@@ -30,6 +30,7 @@ import type { PodConfigView, ProbeManagerView } from './deps.js';
 import { instrumentCriClient } from './instrumented.js';
 import { Kubelet } from './kubelet.js';
 import { KubeletMetrics } from './metrics.js';
+import { ApiserverMirrorClient, type MirrorClient, type MirrorPodApi } from './mirror-client.js';
 import { KubeletServer } from './server.js';
 
 /**
@@ -277,12 +278,23 @@ export function createAgent(options: AgentOptions): Agent {
   );
 
   const sinks: StatusSink[] = [];
+  let mirrorClient: MirrorClient | undefined;
   if (kubeConfig) {
-    let client: Promise<PodStatusApi> | undefined;
+    let client: Promise<PodStatusApi & MirrorPodApi> | undefined;
     const api = () =>
       (client ??= Promise.all([kubeConfig(), import('@kubernetes/client-node')]).then(([kc, m]) =>
         kc.makeApiClient(m.CoreV1Api),
       ));
+    // Static pods show on the API server through their mirror pods.
+    mirrorClient = new ApiserverMirrorClient({
+      api: {
+        createNamespacedPod: async (...args) => (await api()).createNamespacedPod(...args),
+        deleteNamespacedPod: async (...args) => (await api()).deleteNamespacedPod(...args),
+        readNode: async (...args) => (await api()).readNode(...args),
+      },
+      nodeName,
+      logger,
+    });
     sinks.push(
       new ApiserverStatusSink({
         api: {
@@ -388,6 +400,7 @@ export function createAgent(options: AgentOptions): Agent {
     probeManager: probeView,
     volumeManager,
     ...(objectGetter ? { objectGetter } : {}),
+    ...(mirrorClient ? { mirrorClient } : {}),
     clock,
     logger,
     recorder,

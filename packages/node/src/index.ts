@@ -13,6 +13,7 @@ export type * from './deps.js';
 export * from './instrumented.js';
 export * from './kubelet.js';
 export * from './metrics.js';
+export * from './mirror-client.js';
 export * from './pod-table.js';
 export * from './reason-cache.js';
 export * from './server.js';

@@ -9,6 +9,7 @@ import {
   type EventRecorder,
   getPodFullName,
   isMirrorPod,
+  isStaticPod,
   type Logger,
   noopEventRecorder,
   noopLogger,
@@ -27,7 +28,7 @@ import {
   type Timer,
 } from '@kubelet-kit/core';
 import { convertPodStatusToRunningPod } from '@kubelet-kit/kuberuntime';
-import type { PodManager } from '@kubelet-kit/pod-manager';
+import { isMirrorPodOf, type PodManager } from '@kubelet-kit/pod-manager';
 import {
   BasicWorkQueue,
   newPodWorkers,
@@ -50,6 +51,7 @@ import type {
   VolumeManagerView,
 } from './deps.js';
 import type { KubeletMetrics } from './metrics.js';
+import type { MirrorClient } from './mirror-client.js';
 import { ReasonCache } from './reason-cache.js';
 
 /** Options of {@link Kubelet}. */
@@ -68,6 +70,8 @@ export interface KubeletOptions {
   readonly probeManager?: ProbeManagerView;
   readonly volumeManager?: VolumeManagerView;
   readonly objectGetter?: ObjectGetter;
+  /** Creates and deletes mirror pods of static pods on the API server (API server mode). */
+  readonly mirrorClient?: MirrorClient;
   readonly clock: Clock;
   readonly logger?: Logger;
   readonly recorder?: EventRecorder;
@@ -587,6 +591,8 @@ export class Kubelet implements PodSyncer {
     o.metrics?.runningContainers.set({ container_state: 'running' }, containers);
 
     await this.#cleanupOrphanedPodDirs(new Set([...desired, ...workingPods.keys()]));
+    if (o.mirrorClient)
+      await this.#deleteOrphanedMirrorPods(o.podManager.getPodsAndMirrorPods().orphanedMirrorPodFullnames);
 
     // A UID whose worker was just purged (a create arrived while it was terminating) starts again.
     for (const pod of allPods) {
@@ -673,12 +679,57 @@ export class Kubelet implements PodSyncer {
     return secrets;
   }
 
+  /**
+   * Upstream `tryReconcileMirrorPods`: a static pod has a mirror pod on the API server that
+   * matches it. One that is being deleted or mirrors another version of the pod is deleted and
+   * made again. Failures are logged; the next sync tries again.
+   */
+  async #tryReconcileMirrorPods(staticPod: Pod, mirrorPod: Pod | undefined): Promise<void> {
+    const client = this.#o.mirrorClient;
+    if (!client || !isStaticPod(staticPod)) return;
+    const fullName = getPodFullName(staticPod);
+    let deleted = false;
+    if (mirrorPod && (mirrorPod.metadata?.deletionTimestamp || !isMirrorPodOf(mirrorPod, staticPod))) {
+      this.#log.info(
+        { pod: fullName, mirrorPodUid: mirrorPod.metadata?.uid },
+        'deleting a mirror pod that does not match its static pod',
+      );
+      deleted = await client.deleteMirrorPod(fullName, mirrorPod.metadata?.uid).catch((err: unknown) => {
+        this.#log.error({ pod: fullName, err: String(err) }, 'failed deleting mirror pod');
+        return false;
+      });
+    }
+    if (mirrorPod && !deleted) return;
+    try {
+      await client.createMirrorPod(staticPod);
+    } catch (err) {
+      // It exists already: its arrival from the API server makes it known.
+      if ((err as { code?: unknown }).code !== 409) {
+        this.#log.error({ pod: fullName, err: String(err) }, 'failed creating a mirror pod');
+      }
+    }
+  }
+
+  /** Upstream `deleteOrphanedMirrorPods`: mirror pods whose static pod is gone, unless it is still stopping. */
+  async #deleteOrphanedMirrorPods(orphans: readonly string[]): Promise<void> {
+    const client = this.#o.mirrorClient;
+    if (!client) return;
+    for (const fullName of orphans) {
+      if (this.podWorkers.isPodForMirrorPodTerminatingByFullName(fullName)) continue;
+      await client
+        .deleteMirrorPod(fullName, undefined)
+        .catch((err: unknown) =>
+          this.#log.error({ pod: fullName, err: String(err) }, 'failed deleting mirror pod'),
+        );
+    }
+  }
+
   /** Upstream `SyncPod`: status, data dirs, volumes, pull secrets, then the runtime. */
   async syncPod(
     ctx: PodSyncContext,
     updateType: SyncPodType,
     pod: Pod,
-    _mirrorPod: Pod | undefined,
+    mirrorPod: Pod | undefined,
     podStatus: RuntimePodStatus,
   ): Promise<SyncPodResult> {
     const o = this.#o;
@@ -702,6 +753,7 @@ export class Kubelet implements PodSyncer {
       if (!pod.spec?.hostNetwork && o.networkReady && !o.networkReady()) {
         throw new Error('network is not ready: container runtime network not ready');
       }
+      await this.#tryReconcileMirrorPods(pod, mirrorPod);
       if (!this.#podDirsMade.has(uid)) {
         // Synchronous: two small directories, made once per pod (the thread pool's hand-offs cost
         // more than the calls).

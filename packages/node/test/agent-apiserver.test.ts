@@ -39,9 +39,66 @@ interface StatusPatch {
 function fakeApiserver(pods: Pod[]) {
   const patches: StatusPatch[] = [];
   const watchers: http.ServerResponse[] = [];
+  const created: Pod[] = [];
+  const deleted: Array<{ path: string; body: unknown }> = [];
   let rv = 100;
+  const notify = (type: 'ADDED' | 'MODIFIED' | 'DELETED', object: Pod) => {
+    for (const w of watchers) w.write(`${JSON.stringify({ type, object })}\n`);
+  };
+  const readBody = (req: http.IncomingMessage, then: (body: string) => void) => {
+    let body = '';
+    req.on('data', (d: Buffer) => {
+      body += d.toString();
+    });
+    req.on('end', () => then(body));
+  };
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
+    if (req.method === 'GET' && url.pathname === '/api/v1/nodes/node-a') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({ kind: 'Node', apiVersion: 'v1', metadata: { name: 'node-a', uid: 'node-uid-1' } }),
+      );
+      return;
+    }
+    const create = /^\/api\/v1\/namespaces\/([^/]+)\/pods$/.exec(url.pathname);
+    if (req.method === 'POST' && create) {
+      readBody(req, (body) => {
+        const pod = JSON.parse(body) as Pod;
+        created.push(pod);
+        // The API server gives the new object its own UID and a fresh status.
+        const object: Pod = {
+          ...pod,
+          metadata: { ...pod.metadata, uid: `mirror-${created.length}`, resourceVersion: String(++rv) },
+          status: { phase: 'Pending' },
+        };
+        pods.push(object);
+        notify('ADDED', object);
+        res.writeHead(201, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(object));
+      });
+      return;
+    }
+    const remove = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)$/.exec(url.pathname);
+    if (req.method === 'DELETE' && remove) {
+      readBody(req, (body) => {
+        deleted.push({ path: url.pathname, body: body ? JSON.parse(body) : undefined });
+        const at = pods.findIndex(
+          (p) => p.metadata?.name === remove[2] && p.metadata?.namespace === remove[1],
+        );
+        if (at < 0) {
+          res.writeHead(404, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ kind: 'Status', code: 404, reason: 'NotFound' }));
+          return;
+        }
+        const [gone] = pods.splice(at, 1);
+        rv++;
+        if (gone) notify('DELETED', { ...gone, metadata: { ...gone.metadata, resourceVersion: String(rv) } });
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(gone));
+      });
+      return;
+    }
     if (req.method === 'GET' && url.pathname === '/api/v1/pods') {
       if (url.searchParams.get('watch') === 'true') {
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -94,13 +151,15 @@ function fakeApiserver(pods: Pod[]) {
     server,
     patches,
     watchers,
+    created,
+    deleted,
     sendEvent(type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: Pod) {
       rv++;
       const object = { ...pod, metadata: { ...pod.metadata, resourceVersion: String(rv) } };
       const at = pods.findIndex((p) => p.metadata?.uid === pod.metadata?.uid);
       if (at >= 0) pods.splice(at, 1);
       if (type !== 'DELETED') pods.push(object);
-      for (const w of watchers) w.write(`${JSON.stringify({ type, object })}\n`);
+      notify(type, object);
     },
   };
 }
@@ -204,5 +263,61 @@ describe('agent in API server mode', () => {
     api.sendEvent('DELETED', apiPod('late', 'uid-late'));
     await pump(clock, () => cri.calls('StopPodSandbox').length > 0);
     await pump(clock, () => !agent!.kubelet.podsWithStatus().some((p) => p.metadata?.name === 'late'));
+  });
+
+  it("makes a static pod's mirror pod, reports its status through it, and deletes it with the static pod", async () => {
+    const manifests = path.join(dir, 'manifests');
+    fs.mkdirSync(manifests);
+    fs.writeFileSync(
+      path.join(manifests, 'etcd.json'),
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'etcd', namespace: 'kube-system' },
+        spec: {
+          terminationGracePeriodSeconds: 2,
+          containers: [{ name: 'main', image, command: ['sleep', '3600'] }],
+        },
+      }),
+    );
+    agent = createAgent({
+      runtimeEndpoint: cri.endpoint,
+      kubeconfig: path.join(dir, 'kubeconfig'),
+      podManifestPath: manifests,
+      rootDirectory: path.join(dir, 'root'),
+      nodeName: 'node-a',
+      nodeIPs: ['192.0.2.10'],
+      port: 0,
+      clock,
+    });
+    await agent.start();
+    const mirror = await pump(clock, () => api.created.find((p) => p.metadata?.name === 'etcd-node-a'));
+    const staticPod = agent.kubelet.podsWithStatus().find((p) => p.metadata?.name === 'etcd-node-a');
+    // The mirror annotation holds the static pod's hash; the node owns the mirror.
+    expect(mirror.metadata?.namespace).toBe('kube-system');
+    expect(mirror.metadata?.annotations?.['kubernetes.io/config.mirror']).toBe(
+      staticPod?.metadata?.annotations?.['kubernetes.io/config.hash'],
+    );
+    expect(mirror.metadata?.ownerReferences).toEqual([
+      { apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: 'node-uid-1', controller: true },
+    ]);
+    expect(mirror.spec?.nodeName).toBe('node-a');
+    // The static pod's status goes to the API server through its mirror.
+    await pump(clock, () =>
+      api.patches.some(
+        (p) =>
+          p.path === '/api/v1/namespaces/kube-system/pods/etcd-node-a/status' &&
+          p.body.status?.phase === 'Running',
+      ),
+    );
+    expect(api.created).toHaveLength(1);
+
+    // The manifest removed: the static pod stops, and its orphaned mirror is deleted at once.
+    fs.rmSync(path.join(manifests, 'etcd.json'));
+    const gone = await pump(clock, () =>
+      api.deleted.find((d) => d.path === '/api/v1/namespaces/kube-system/pods/etcd-node-a'),
+    );
+    expect(gone.body).toMatchObject({ gracePeriodSeconds: 0 });
+    expect(cri.calls('StopPodSandbox').length).toBeGreaterThan(0);
   });
 });

@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import {
   type CachedPodStatus,
   ConfigHashAnnotationKey,
@@ -12,8 +15,14 @@ import {
 } from '@kubelet-kit/core';
 import { BasicPodManager } from '@kubelet-kit/pod-manager';
 import type { PodWorkerSync, UpdatePodOptions } from '@kubelet-kit/pod-workers';
-import { describe, expect, it } from 'vitest';
-import type { PlegView, PodConfigView, ProbeManagerView, StatusManagerView } from '../src/index.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import type {
+  MirrorClient,
+  PlegView,
+  PodConfigView,
+  ProbeManagerView,
+  StatusManagerView,
+} from '../src/index.js';
 import { Kubelet } from '../src/index.js';
 
 // The config handlers (upstream HandlePodAdditions and HandlePodReconcile) on a Kubelet that is
@@ -37,7 +46,29 @@ const podCache: PodStatusCache = {
   getNewerThan: async () => emptyStatus,
 };
 
-function setup(maxPods = 110, runtimePods: RuntimePod[] = []) {
+interface MirrorCall {
+  readonly op: 'create' | 'delete';
+  readonly name: string;
+  readonly uid?: string | undefined;
+}
+
+function fakeMirrorClient(calls: MirrorCall[]): MirrorClient {
+  return {
+    async createMirrorPod(pod) {
+      calls.push({ op: 'create', name: pod.metadata?.name ?? '' });
+    },
+    async deleteMirrorPod(fullName, uid) {
+      calls.push({ op: 'delete', name: fullName, uid });
+      return true;
+    },
+  };
+}
+
+function setup(
+  maxPods = 110,
+  runtimePods: RuntimePod[] = [],
+  extra: { mirrorClient?: MirrorClient; rootDirectory?: string } = {},
+) {
   const clock = new FakeClock(Date.UTC(2026, 5, 1));
   const podManager = new BasicPodManager();
   const written: Array<{ uid: string; status: PodStatus }> = [];
@@ -81,14 +112,16 @@ function setup(maxPods = 110, runtimePods: RuntimePod[] = []) {
   };
   const kubelet = new Kubelet({
     nodeName: 'node-a',
-    rootDirectory: '/nonexistent/kubelet-kit-handlers-test',
+    rootDirectory: extra.rootDirectory ?? '/nonexistent/kubelet-kit-handlers-test',
     nodeIPs: ['192.0.2.10'],
     allocatable: { cpu: 4, memory: 8 * 2 ** 30, pods: maxPods },
     // Housekeeping lists the runtime's pods and may collect garbage; nothing else is called.
     runtime: {
       getPods: async () => runtimePods,
       garbageCollect: async () => {},
+      syncPod: async () => ({ syncResults: [] }),
     } as unknown as Runtime,
+    ...extra,
     probeManager,
     podConfig,
     podManager,
@@ -304,5 +337,63 @@ describe('handlePodCleanups', () => {
       ]);
     await kubelet.handlePodCleanups();
     expect(updates.map((u) => [u.updateType, u.runningPod?.id])).toEqual([['kill', 'uid-gone']]);
+  });
+});
+
+describe('mirror pods (tryReconcileMirrorPods, deleteOrphanedMirrorPods)', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+  });
+  const sync = async (
+    mirror: Pod | undefined,
+    calls: MirrorCall[],
+    pod = staticPod('etcd-node-a', 'static-9'),
+  ) => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kk-handlers-'));
+    dirs.push(root);
+    const { kubelet } = setup(110, [], { mirrorClient: fakeMirrorClient(calls), rootDirectory: root });
+    const signal = new AbortController().signal;
+    await kubelet.syncPod({ signal }, 'sync', pod, mirror, emptyStatus.status!);
+  };
+
+  it('creates the missing mirror pod of a static pod, and none for a pod from the API server', async () => {
+    const calls: MirrorCall[] = [];
+    await sync(undefined, calls);
+    expect(calls).toEqual([{ op: 'create', name: 'etcd-node-a' }]);
+    calls.length = 0;
+    await sync(undefined, calls, apiPod('web', 'uid-web', { phase: 'Pending' }));
+    expect(calls).toEqual([]);
+  });
+
+  it('leaves a matching mirror alone', async () => {
+    const calls: MirrorCall[] = [];
+    const pod = staticPod('etcd-node-a', 'static-9');
+    await sync(mirrorOf(pod, 'mirror-9'), calls, pod);
+    expect(calls).toEqual([]);
+  });
+
+  it('replaces a mirror of another version of the pod, or one being deleted, by UID', async () => {
+    const calls: MirrorCall[] = [];
+    const pod = staticPod('etcd-node-a', 'static-9');
+    const stale = mirrorOf(staticPod('etcd-node-a', 'static-8'), 'mirror-8');
+    await sync(stale, calls, pod);
+    expect(calls).toEqual([
+      { op: 'delete', name: 'etcd-node-a_default', uid: 'mirror-8' },
+      { op: 'create', name: 'etcd-node-a' },
+    ]);
+    calls.length = 0;
+    const deleting = mirrorOf(pod, 'mirror-10');
+    deleting.metadata = { ...deleting.metadata, deletionTimestamp: '2026-06-01T00:00:00Z' };
+    await sync(deleting, calls, pod);
+    expect(calls.map((c) => c.op)).toEqual(['delete', 'create']);
+  });
+
+  it('deletes an orphaned mirror pod in housekeeping', async () => {
+    const calls: MirrorCall[] = [];
+    const { kubelet } = setup(110, [], { mirrorClient: fakeMirrorClient(calls) });
+    kubelet.handlePodAdditions([mirrorOf(staticPod('gone-node-a', 'static-7'), 'mirror-7')]);
+    await kubelet.handlePodCleanups();
+    expect(calls).toEqual([{ op: 'delete', name: 'gone-node-a_default', uid: undefined }]);
   });
 });
