@@ -33,7 +33,10 @@ describe('admitPod', () => {
       allocatable,
     });
     expect(cpu).toMatchObject({ admit: false, reason: 'OutOfcpu' });
-    expect(cpu.message).toContain('requested: 1500m, used: 1000m, capacity: 2000m');
+    // Upstream's InsufficientResourceError prints the integers it compares: millicores for cpu.
+    expect(cpu.message).toBe(
+      "Node didn't have enough resource: cpu, requested: 1500, used: 1000, capacity: 2000",
+    );
     const mem = admitPod({ pod: pod('b', { memory: '5Gi' }), activePods: [], allocatable });
     expect(mem).toMatchObject({ admit: false, reason: 'OutOfmemory' });
   });
@@ -60,9 +63,12 @@ describe('admitPod', () => {
         {},
         { containers: [{ name: 'c', image: 'i', ports: [{ containerPort: 80, hostPort: 8080 }] }] },
       );
-    expect(admitPod({ pod: withPort('b'), activePods: [withPort('a')], allocatable }).reason).toBe(
-      'HostPortConflict',
-    );
+    // Upstream's NodePorts predicate failure: reason is the plugin name, message its ErrReason.
+    expect(admitPod({ pod: withPort('b'), activePods: [withPort('a')], allocatable })).toEqual({
+      admit: false,
+      reason: 'NodePorts',
+      message: "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports",
+    });
   });
 
   it('applies the host network and privileged policies', () => {
@@ -136,7 +142,250 @@ describe('admitPod', () => {
           'OutOfpods',
         ]);
       }
-      if (limits === big) expect(reasons).toContain('HostPortConflict');
+      if (limits === big) expect(reasons).toContain('NodePorts');
     }
+  });
+
+  it('compares whole millicores and bytes, as upstream does, not float sums', () => {
+    // 100m + 200m + 700m is exactly one core: upstream's fitsRequest admits the third pod.
+    const oneCore = { cpu: 1, memory: 2 ** 30, pods: 10 };
+    const active = [pod('a', { cpu: '100m' }), pod('b', { cpu: '200m' })];
+    expect(admitPod({ pod: pod('c', { cpu: '700m' }), activePods: active, allocatable: oneCore })).toEqual({
+      admit: true,
+    });
+    const usage = new PodResourceUsage(active);
+    expect(
+      admitPod({ pod: pod('c', { cpu: '700m' }), activePods: active, allocatable: oneCore, usage }).admit,
+    ).toBe(true);
+    // One millicore more does not fit; the message is in whole millicores.
+    expect(
+      admitPod({ pod: pod('c', { cpu: '701m' }), activePods: active, allocatable: oneCore }).message,
+    ).toBe("Node didn't have enough resource: cpu, requested: 701, used: 300, capacity: 1000");
+    // Memory in whole bytes, each pod's rounded up (Quantity.Value): 0.1Gi is 107374183 bytes, so
+    // two of them do not fit in 214748365 bytes although 0.2Gi would.
+    const tenth = admitPod({
+      pod: pod('t2', { memory: '0.1Gi' }),
+      activePods: [pod('t1', { memory: '0.1Gi' })],
+      allocatable: { ...oneCore, memory: 214748365 },
+    });
+    expect(tenth.message).toBe(
+      "Node didn't have enough resource: memory, requested: 107374183, used: 107374183, capacity: 214748365",
+    );
+    const mem = admitPod({
+      pod: pod('m', { memory: '0.5Gi' }),
+      activePods: [pod('x', { memory: '0.75Gi' })],
+      allocatable: { ...oneCore, memory: 2 ** 30 },
+    });
+    expect(mem).toEqual({
+      admit: false,
+      reason: 'OutOfmemory',
+      message:
+        "Node didn't have enough resource: memory, requested: 536870912, used: 805306368, capacity: 1073741824",
+    });
+  });
+
+  it('reports the pod count before cpu and memory (fitsRequest order)', () => {
+    const r = admitPod({
+      pod: pod('d', { cpu: '5', memory: '10Gi' }),
+      activePods: [pod('a'), pod('b'), pod('c')],
+      allocatable,
+    });
+    expect(r.reason).toBe('OutOfpods');
+    const cpuFirst = admitPod({ pod: pod('d', { cpu: '5', memory: '10Gi' }), activePods: [], allocatable });
+    expect(cpuFirst.reason).toBe('OutOfcpu');
+  });
+
+  it('admits a pod with no requests on a node whose cpu is already overcommitted', () => {
+    // fitsRequest returns early when the pod requests nothing; only the pod count is checked.
+    const full = admitPod({
+      pod: pod('b'),
+      activePods: [pod('a', { cpu: '3', memory: '5Gi' })],
+      allocatable,
+    });
+    expect(full).toEqual({ admit: true });
+    // A memory-only pod is not refused for cpu it does not ask for.
+    const memOnly = admitPod({
+      pod: pod('b', { memory: '1Gi' }),
+      activePods: [pod('a', { cpu: '3' })],
+      allocatable,
+    });
+    expect(memOnly).toEqual({ admit: true });
+  });
+
+  it('adds the pod overhead to its requests (resource.PodRequests)', () => {
+    const p = pod('o', { cpu: '1500m', memory: '1Gi' }, { overhead: { cpu: '250m', memory: '128Mi' } });
+    expect(podRequest(p, 'cpu')).toBeCloseTo(1.75);
+    expect(podRequest(p, 'memory')).toBe(2 ** 30 + 128 * 2 ** 20);
+    const r = admitPod({ pod: p, activePods: [pod('a', { cpu: '500m' })], allocatable });
+    expect(r.message).toBe(
+      "Node didn't have enough resource: cpu, requested: 1750, used: 500, capacity: 2000",
+    );
+    // ...and an admitted pod's overhead counts as used.
+    const usage = new PodResourceUsage([p]);
+    expect(usage.cpu).toBeCloseTo(1.75);
+  });
+
+  it('takes pod-level requests over the containers sum (PodLevelResources)', () => {
+    // The pod-level field is newer than the API types we build on.
+    const p = pod('pl', { cpu: '100m', memory: '1Gi' }, {
+      resources: { requests: { cpu: '2500m' } },
+    } as Partial<NonNullable<Pod['spec']>>);
+    expect(podRequest(p, 'cpu')).toBeCloseTo(2.5);
+    // Memory has no pod-level request: the containers' sum stays.
+    expect(podRequest(p, 'memory')).toBe(2 ** 30);
+    expect(admitPod({ pod: p, activePods: [], allocatable }).reason).toBe('OutOfcpu');
+  });
+
+  it('counts sidecars with the regular containers and the largest init container beside them', () => {
+    // A sidecar declared before an init container runs beside it: 200m + 1, against 200m + 500m.
+    const p: Pod = {
+      metadata: { name: 'x', uid: 'x' },
+      spec: {
+        initContainers: [
+          { name: 'side', image: 'i', restartPolicy: 'Always', resources: { requests: { cpu: '200m' } } },
+          { name: 'init', image: 'i', resources: { requests: { cpu: '1' } } },
+        ],
+        containers: [{ name: 'c', image: 'i', resources: { requests: { cpu: '500m' } } }],
+      },
+    };
+    expect(podRequest(p, 'cpu')).toBeCloseTo(1.2);
+    // A sidecar declared after the init container does not run beside it.
+    const later: Pod = {
+      ...p,
+      spec: {
+        ...p.spec,
+        initContainers: [...(p.spec?.initContainers ?? [])].reverse(),
+        containers: p.spec?.containers ?? [],
+      },
+    };
+    expect(podRequest(later, 'cpu')).toBeCloseTo(1);
+  });
+
+  describe('host ports (upstream TestNodePorts)', () => {
+    const withPorts = (name: string, ...specs: string[]): Pod =>
+      pod(
+        name,
+        {},
+        {
+          containers: [
+            {
+              name: 'c',
+              image: 'i',
+              ports: specs.map((s) => {
+                const [protocol, hostIP, port] = s.split('/');
+                return { containerPort: Number(port), hostPort: Number(port), protocol, hostIP };
+              }),
+            },
+          ],
+        },
+      );
+    const cases: [string, string[], string[], boolean][] = [
+      ['other port', ['UDP/127.0.0.1/8080'], ['UDP/127.0.0.1/9090'], true],
+      ['same udp port', ['UDP/127.0.0.1/8080'], ['UDP/127.0.0.1/8080'], false],
+      ['same tcp port', ['TCP/127.0.0.1/8080'], ['TCP/127.0.0.1/8080'], false],
+      ['different host ip', ['TCP/127.0.0.1/8080'], ['TCP/127.0.0.2/8080'], true],
+      ['different protocol', ['UDP/127.0.0.1/8080'], ['TCP/127.0.0.1/8080'], true],
+      [
+        'second udp port conflict',
+        ['UDP/127.0.0.1/8000', 'UDP/127.0.0.1/8080'],
+        ['UDP/127.0.0.1/8080'],
+        false,
+      ],
+      [
+        'first tcp port conflict',
+        ['TCP/127.0.0.1/8001', 'UDP/127.0.0.1/8080'],
+        ['TCP/127.0.0.1/8001', 'UDP/127.0.0.1/8081'],
+        false,
+      ],
+      ['first tcp port conflict due to 0.0.0.0 hostIP', ['TCP/0.0.0.0/8001'], ['TCP/127.0.0.1/8001'], false],
+      [
+        'TCP hostPort conflict due to 0.0.0.0 hostIP',
+        ['TCP/10.0.10.10/8001', 'TCP/0.0.0.0/8001'],
+        ['TCP/127.0.0.1/8001'],
+        false,
+      ],
+      ['second tcp port conflict to 0.0.0.0 hostIP', ['TCP/127.0.0.1/8001'], ['TCP/0.0.0.0/8001'], false],
+      ['second different protocol', ['UDP/127.0.0.1/8001'], ['TCP/0.0.0.0/8001'], true],
+      [
+        'UDP hostPort conflict due to 0.0.0.0 hostIP',
+        ['UDP/127.0.0.1/8001'],
+        ['TCP/0.0.0.0/8001', 'UDP/0.0.0.0/8001'],
+        false,
+      ],
+      // An empty host IP and protocol mean 0.0.0.0 and TCP (HostPortInfo's sanitize).
+      ['empty host IP is every address', ['TCP//8001'], ['TCP/127.0.0.1/8001'], false],
+      ['empty protocol is TCP', ['/127.0.0.1/8001'], ['TCP/127.0.0.1/8001'], false],
+    ];
+    for (const [name, wanted, existing, admit] of cases) {
+      it(name, () => {
+        const r = admitPod({
+          pod: withPorts('new', ...wanted),
+          activePods: [withPorts('old', ...existing)],
+          allocatable,
+        });
+        expect(r.admit).toBe(admit);
+        const usage = new PodResourceUsage([withPorts('old', ...existing)]);
+        expect(admitPod({ pod: withPorts('new', ...wanted), activePods: [], allocatable, usage }).admit).toBe(
+          admit,
+        );
+      });
+    }
+
+    it('holds the ports of sidecars but not of init containers that run to completion (GetHostPorts)', () => {
+      const port = (hostPort: number) => [{ containerPort: hostPort, hostPort }];
+      const old = pod(
+        'old',
+        {},
+        {
+          initContainers: [
+            { name: 'init', image: 'i', ports: port(7000) },
+            { name: 'side', image: 'i', restartPolicy: 'Always', ports: port(7001) },
+          ],
+        },
+      );
+      const onlyContainer = (name: string, hostPort: number) =>
+        pod(name, {}, { containers: [{ name: 'c', image: 'i', ports: port(hostPort) }] });
+      expect(admitPod({ pod: onlyContainer('a', 7000), activePods: [old], allocatable }).admit).toBe(true);
+      expect(admitPod({ pod: onlyContainer('b', 7001), activePods: [old], allocatable }).reason).toBe(
+        'NodePorts',
+      );
+      // The new pod's own init container port is not checked either; its sidecar's is.
+      const withInit = (c: Pod['spec']) => pod('n', {}, c ?? {});
+      const initOnly = withInit({
+        containers: [{ name: 'c', image: 'i' }],
+        initContainers: [{ name: 'init', image: 'i', ports: port(7001) }],
+      });
+      expect(admitPod({ pod: initOnly, activePods: [old], allocatable }).admit).toBe(true);
+      const sidecar = withInit({
+        containers: [{ name: 'c', image: 'i' }],
+        initContainers: [{ name: 'side', image: 'i', restartPolicy: 'Always', ports: port(7001) }],
+      });
+      expect(admitPod({ pod: sidecar, activePods: [old], allocatable }).reason).toBe('NodePorts');
+    });
+  });
+
+  it('rejects a pod for another OS (rejectPodAdmissionBasedOnOSField / OSSelector)', () => {
+    const windows = pod('w', {}, { os: { name: 'windows' } });
+    expect(admitPod({ pod: windows, activePods: [], allocatable })).toEqual({
+      admit: false,
+      reason: 'PodOSNotSupported',
+      message: "Failed to admit pod as the OS field doesn't match node OS",
+    });
+    expect(
+      admitPod({ pod: pod('l', {}, { os: { name: 'linux' } }), activePods: [], allocatable }).admit,
+    ).toBe(true);
+    const labelled: Pod = {
+      ...pod('s'),
+      metadata: { name: 's', uid: 's', labels: { 'kubernetes.io/os': 'windows' } },
+    };
+    expect(admitPod({ pod: labelled, activePods: [], allocatable })).toEqual({
+      admit: false,
+      reason: 'PodOSSelectorNodeLabelDoesNotMatch',
+      message: "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label",
+    });
+    // The OS checks come before the resource checks: preemption would not help them.
+    expect(admitPod({ pod: windows, activePods: [pod('a'), pod('b'), pod('c')], allocatable }).reason).toBe(
+      'PodOSNotSupported',
+    );
   });
 });
