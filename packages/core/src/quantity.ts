@@ -1,22 +1,27 @@
 import type { Quantity } from './k8s.js';
 
-const suffixes: Readonly<Record<string, number>> = {
-  '': 1,
-  n: 1e-9,
-  u: 1e-6,
-  m: 1e-3,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  P: 1e15,
-  E: 1e18,
-  Ki: 2 ** 10,
-  Mi: 2 ** 20,
-  Gi: 2 ** 30,
-  Ti: 2 ** 40,
-  Pi: 2 ** 50,
-  Ei: 2 ** 60,
+/** Powers of ten of the decimal suffixes. */
+const decimalExponents: Readonly<Record<string, number>> = {
+  '': 0,
+  n: -9,
+  u: -6,
+  m: -3,
+  k: 3,
+  M: 6,
+  G: 9,
+  T: 12,
+  P: 15,
+  E: 18,
+};
+
+/** Powers of two of the binary suffixes. */
+const binaryExponents: Readonly<Record<string, number>> = {
+  Ki: 10,
+  Mi: 20,
+  Gi: 30,
+  Ti: 40,
+  Pi: 50,
+  Ei: 60,
 };
 
 const quantityPattern =
@@ -44,9 +49,13 @@ export function parseQuantity(quantity: Quantity | number): number {
   }
   const match = quantityPattern.exec(quantity.trim());
   if (!match || quantity.trim() !== quantity) throw new QuantityParseError(quantity);
-  const number = Number(match[1]);
-  if (match[2]) return number * 10 ** Number(match[2].slice(1));
-  return number * (suffixes[match[3] ?? ''] ?? 1);
+  const [, number = '', exponent, suffix = ''] = match;
+  // Decimal scaling goes into one literal so it is rounded once: "9m" and "0.009" must be the
+  // same number, as upstream's exact Cmp has them equal (9 * 1e-3 is 0.009000000000000001).
+  if (exponent) return Number(number + exponent);
+  const binary = binaryExponents[suffix];
+  if (binary !== undefined) return Number(number) * 2 ** binary; // exact: a power of two
+  return Number(`${number}e${decimalExponents[suffix] ?? 0}`);
 }
 
 /** True when `quantity` parses. */

@@ -86,6 +86,54 @@ describe('Backoff', () => {
     expect(b.get('c')).toBe(10_000);
   });
 
+  // client-go TestBackoffHighWaterMark: less than 2 x max after the last update, the next
+  // failure stays at the cap instead of starting over.
+  it('stays at the cap when the next failure comes within 2 x max', () => {
+    const clock = new FakeClock(0);
+    const b = new Backoff({ clock, initialMs: 1000, maxMs: 5000 });
+    for (let i = 0; i <= 5; i++) {
+      clock.advance(1000);
+      b.next('id', clock.now());
+    }
+    clock.advance(6000);
+    b.next('id', clock.now());
+    expect(b.get('id')).toBe(5000);
+  });
+
+  // client-go TestIsInBackOffSinceUpdate: the image-pull pattern (check at now, next() when not
+  // in back-off), tick by tick, through the cap and the 2 x max expiry.
+  it('isInBackOffSinceUpdate follows the upstream tick table', () => {
+    const clock = new FakeClock(0);
+    const b = new Backoff({ clock, initialMs: 1000, maxMs: 10_000 });
+    // [tick (s), in back-off, delay (s) while in back-off]
+    const table: Array<[number, boolean, number]> = [
+      [0, false, 0],
+      [1, false, 1],
+      [2, true, 2],
+      [3, false, 2],
+      [4, true, 4],
+      [6, true, 4],
+      [7, false, 4],
+      [8, true, 8],
+      [14, true, 8],
+      [15, false, 8],
+      [16, true, 10],
+      [24, true, 10],
+      [25, false, 10],
+      [26, true, 10],
+      [34, true, 10],
+      [35, false, 10],
+      [56, false, 0],
+      [57, false, 1],
+    ];
+    for (const [tick, inBackOff, delay] of table) {
+      clock.setTime(tick * 1000);
+      expect(b.isInBackOffSinceUpdate('img', clock.now()), `tick ${tick}`).toBe(inBackOff);
+      if (inBackOff) expect(b.get('img'), `tick ${tick}`).toBe(delay * 1000);
+      else b.next('img', clock.now());
+    }
+  });
+
   it('adds bounded jitter when asked', () => {
     const clock = new FakeClock(0);
     const b = new Backoff({ clock, initialMs: 1000, maxMs: 100_000, maxJitterFactor: 0.5, random: () => 1 });

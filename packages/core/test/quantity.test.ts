@@ -37,3 +37,44 @@ describe('quantities', () => {
     expect(quantityValue('64Mi')).toBe(67108864);
   });
 });
+
+// Upstream resource.ParseQuantity / Quantity.Cmp (quantity_test.go TestQuantityParse, TestQuantityCmp).
+describe('quantities, upstream cases', () => {
+  it('the same value written with a suffix or as a decimal compares equal (Cmp == 0)', () => {
+    const unequal: string[] = [];
+    for (let i = 1; i < 1000; i++) {
+      const decimal = `0.${String(i).padStart(3, '0')}`;
+      if (parseQuantity(`${i}m`) !== parseQuantity(decimal)) unequal.push(`${i}m`);
+      if (parseQuantity(`${i}u`) !== parseQuantity(`${decimal}e-3`)) unequal.push(`${i}u`);
+      if (parseQuantity(`${i}n`) !== parseQuantity(`${decimal}e-6`)) unequal.push(`${i}n`);
+    }
+    expect(unequal).toEqual([]);
+    expect(parseQuantity('100m') < parseQuantity('0.1001')).toBe(true);
+    expect(parseQuantity('10000T') > parseQuantity('100Gi')).toBe(true);
+  });
+
+  it.each([
+    ['100.035k', 100035],
+    ['0.0005k', 0.5],
+    ['.001', 0.001],
+    ['.0001k', 0.1],
+    ['1.', 1],
+    ['1.G', 1e9],
+    ['+1.3E+6', 1.3e6],
+    ['-1.025Ti', -1.025 * 2 ** 40],
+    ['100.035Ki', 102435.84],
+    ['0.5Mi', 524288],
+    ['12E', 12e18],
+    ['0.5e-2', 0.005],
+    ['1E', 1e18],
+  ] as const)('%s is exactly %d', (input, value) => {
+    expect(parseQuantity(input)).toBe(value);
+  });
+
+  it.each(['1.1.M', '1+1.0M', '0.1mi', '0.1am', 'aoeu', '.5i', '1i', '-3.01i', '-3.01e-', '1 ', '1e', '1K'])(
+    '%j is rejected',
+    (input) => {
+      expect(isValidQuantity(input)).toBe(false);
+    },
+  );
+});

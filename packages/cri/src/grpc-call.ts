@@ -72,11 +72,16 @@ export class CriConnection {
     }
   }
 
-  unary<Resp>(
+  /**
+   * One unary call. `verify`, when given, checks an OK response the way upstream's client does
+   * (a missing id, an incomplete status, …) and returns what is wrong, or `undefined`.
+   */
+  unary<Resp, Req = unknown>(
     method: string,
-    request: unknown,
+    request: Req,
     options: CallOptions | undefined,
     timeoutMs: number,
+    verify?: (response: Resp, request: Req) => string | undefined,
   ): Promise<Resp> {
     return new Promise<Resp>((resolve, reject) => {
       const signal = options?.signal;
@@ -126,7 +131,12 @@ export class CriConnection {
             reject(
               new CriError({ grpcStatus: status.UNIMPLEMENTED, details: 'No message received', method }),
             );
-          } else resolve(response as Resp);
+          } else {
+            // Upstream's checks fail with a plain error, which gRPC's status.Code reads as Unknown.
+            const problem = verify?.(response as Resp, request);
+            if (problem === undefined) resolve(response as Resp);
+            else reject(new CriError({ grpcStatus: status.UNKNOWN, details: problem, method }));
+          }
         },
       });
       call.sendMessageWithContext({}, payload);

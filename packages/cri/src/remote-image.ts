@@ -78,14 +78,23 @@ export class ImageServiceClient {
     request: PartialMessage<ImageStatusRequest>,
     options?: CallOptions,
   ): Promise<ImageStatusResponse> {
-    return this.#conn.unary('ImageStatus', request, options, this.#conn.defaultTimeoutMs);
+    // As upstream: an image that is reported must come with its id and size.
+    return this.#conn.unary('ImageStatus', request, options, this.#conn.defaultTimeoutMs, (res) =>
+      !res.image || (res.image.id && res.image.size !== 0)
+        ? undefined
+        : `image ${JSON.stringify(request.image?.image ?? '')} is reported without an id or size`,
+    );
   }
 
   /**
    * PullImage pulls an image with authentication config.
    */
   pullImage(request: PartialMessage<PullImageRequest>, options?: CallOptions): Promise<PullImageResponse> {
-    return this.#conn.unary('PullImage', request, options, this.#pullTimeoutMs);
+    return this.#conn.unary('PullImage', request, options, this.#pullTimeoutMs, (res) =>
+      res.imageRef
+        ? undefined
+        : `runtime returned no imageRef for image ${JSON.stringify(request.image?.image ?? '')}`,
+    );
   }
 
   /**

@@ -1,3 +1,5 @@
+import { status as grpcStatus } from '@grpc/grpc-js';
+import { CriError } from './errors.js';
 import { runtimeServiceDefinition } from './generated/services.js';
 import type {
   AttachRequest,
@@ -7,6 +9,7 @@ import type {
   ContainerEventResponse,
   ContainerStatsRequest,
   ContainerStatsResponse,
+  ContainerStatus,
   ContainerStatusRequest,
   ContainerStatusResponse,
   CreateContainerRequest,
@@ -30,6 +33,7 @@ import type {
   ListPodSandboxStatsResponse,
   PodSandboxStatsRequest,
   PodSandboxStatsResponse,
+  PodSandboxStatus,
   PodSandboxStatusRequest,
   PodSandboxStatusResponse,
   PortForwardRequest,
@@ -94,7 +98,7 @@ export class RuntimeServiceClient {
    * Version returns the runtime name, runtime version, and runtime API version.
    */
   version(request: PartialMessage<VersionRequest> = {}, options?: CallOptions): Promise<VersionResponse> {
-    return this.#conn.unary('Version', request, options, this.#conn.defaultTimeoutMs);
+    return this.#conn.unary('Version', request, options, this.#conn.defaultTimeoutMs, verifyVersion);
   }
 
   /**
@@ -105,7 +109,12 @@ export class RuntimeServiceClient {
     request: PartialMessage<RunPodSandboxRequest>,
     options?: CallOptions,
   ): Promise<RunPodSandboxResponse> {
-    return this.#conn.unary('RunPodSandbox', request, options, this.#conn.defaultTimeoutMs);
+    // As upstream: sandbox creation gets twice the default deadline (4 min by default).
+    return this.#conn.unary('RunPodSandbox', request, options, 2 * this.#conn.defaultTimeoutMs, (res) =>
+      res.podSandboxId
+        ? undefined
+        : `runtime returned no PodSandboxId for sandbox ${JSON.stringify(request.config?.metadata ?? {})}`,
+    );
   }
 
   /**
@@ -147,7 +156,13 @@ export class RuntimeServiceClient {
     request: PartialMessage<PodSandboxStatusRequest>,
     options?: CallOptions,
   ): Promise<PodSandboxStatusResponse> {
-    return this.#conn.unary('PodSandboxStatus', request, options, this.#conn.defaultTimeoutMs);
+    return this.#conn.unary(
+      'PodSandboxStatus',
+      request,
+      options,
+      this.#conn.defaultTimeoutMs,
+      verifySandboxStatusResponse,
+    );
   }
 
   /**
@@ -188,7 +203,11 @@ export class RuntimeServiceClient {
     request: PartialMessage<CreateContainerRequest>,
     options?: CallOptions,
   ): Promise<CreateContainerResponse> {
-    return this.#conn.unary('CreateContainer', request, options, this.#conn.defaultTimeoutMs);
+    return this.#conn.unary('CreateContainer', request, options, this.#conn.defaultTimeoutMs, (res) =>
+      res.containerId
+        ? undefined
+        : `runtime returned no ContainerId for container ${JSON.stringify(request.config?.metadata ?? {})}`,
+    );
   }
 
   /**
@@ -273,7 +292,13 @@ export class RuntimeServiceClient {
     request: PartialMessage<ContainerStatusRequest>,
     options?: CallOptions,
   ): Promise<ContainerStatusResponse> {
-    return this.#conn.unary('ContainerStatus', request, options, this.#conn.defaultTimeoutMs);
+    return this.#conn.unary(
+      'ContainerStatus',
+      request,
+      options,
+      this.#conn.defaultTimeoutMs,
+      verifyContainerStatusResponse,
+    );
   }
 
   /**
@@ -305,12 +330,13 @@ export class RuntimeServiceClient {
    * ExecSync runs a command in a container synchronously.
    */
   execSync(request: PartialMessage<ExecSyncRequest>, options?: CallOptions): Promise<ExecSyncResponse> {
-    // As upstream: the command's own timeout is added to the request timeout.
+    // As upstream: the command's own timeout is added to the request timeout, and a command
+    // without one (timeout 0: lifecycle hooks) gets no deadline at all.
     return this.#conn.unary(
       'ExecSync',
       request,
       options,
-      this.#conn.defaultTimeoutMs + secondsMs(request.timeout),
+      request.timeout ? this.#conn.defaultTimeoutMs + secondsMs(request.timeout) : Number.POSITIVE_INFINITY,
     );
   }
 
@@ -318,14 +344,14 @@ export class RuntimeServiceClient {
    * Exec prepares a streaming endpoint to execute a command in the container.
    */
   exec(request: PartialMessage<ExecRequest>, options?: CallOptions): Promise<ExecResponse> {
-    return this.#conn.unary('Exec', request, options, this.#conn.defaultTimeoutMs);
+    return this.#conn.unary('Exec', request, options, this.#conn.defaultTimeoutMs, verifyUrl);
   }
 
   /**
    * Attach prepares a streaming endpoint to attach to a running container.
    */
   attach(request: PartialMessage<AttachRequest>, options?: CallOptions): Promise<AttachResponse> {
-    return this.#conn.unary('Attach', request, options, this.#conn.defaultTimeoutMs);
+    return this.#conn.unary('Attach', request, options, this.#conn.defaultTimeoutMs, verifyUrl);
   }
 
   /**
@@ -335,7 +361,7 @@ export class RuntimeServiceClient {
     request: PartialMessage<PortForwardRequest>,
     options?: CallOptions,
   ): Promise<PortForwardResponse> {
-    return this.#conn.unary('PortForward', request, options, this.#conn.defaultTimeoutMs);
+    return this.#conn.unary('PortForward', request, options, this.#conn.defaultTimeoutMs, verifyUrl);
   }
 
   /**
@@ -438,7 +464,11 @@ export class RuntimeServiceClient {
    * Status returns the status of the runtime.
    */
   status(request: PartialMessage<StatusRequest> = {}, options?: CallOptions): Promise<StatusResponse> {
-    return this.#conn.unary('Status', request, options, this.#conn.defaultTimeoutMs);
+    return this.#conn.unary('Status', request, options, this.#conn.defaultTimeoutMs, (res) =>
+      res.status && res.status.conditions.length >= 2
+        ? undefined
+        : 'runtime status lacks the RuntimeReady or NetworkReady condition',
+    );
   }
 
   /**
@@ -448,7 +478,28 @@ export class RuntimeServiceClient {
     request: PartialMessage<CheckpointContainerRequest>,
     options?: CallOptions,
   ): Promise<CheckpointContainerResponse> {
-    return this.#conn.unary('CheckpointContainer', request, options, this.#conn.defaultTimeoutMs);
+    const timeout = request.timeout ?? 0;
+    if (timeout < 0) {
+      return Promise.reject(
+        new CriError({
+          grpcStatus: grpcStatus.INVALID_ARGUMENT,
+          details: `checkpoint timeout must not be negative, got ${timeout}`,
+          method: 'CheckpointContainer',
+        }),
+      );
+    }
+    // As upstream: a timeout longer than the default becomes the deadline; a shorter one (or
+    // none) is raised to the default, and the runtime is told so.
+    const defaultSeconds = Math.trunc(this.#conn.defaultTimeoutMs / 1000);
+    if (timeout > defaultSeconds) {
+      return this.#conn.unary('CheckpointContainer', request, options, timeout * 1000);
+    }
+    return this.#conn.unary(
+      'CheckpointContainer',
+      { ...request, timeout: defaultSeconds },
+      options,
+      this.#conn.defaultTimeoutMs,
+    );
   }
 
   /**
@@ -549,4 +600,50 @@ export class RuntimeServiceClient {
 
 function secondsMs(seconds: number | undefined): number {
   return seconds && seconds > 0 ? seconds * 1000 : 0;
+}
+
+// Response checks of upstream's client (`remote_runtime.go`, `utils.go`): a runtime that answers
+// OK with an incomplete message fails the call instead of handing the kubelet empty fields.
+
+function verifyVersion(res: VersionResponse): string | undefined {
+  const missing: string[] = [];
+  if (!res.version) missing.push('Version');
+  if (!res.runtimeName) missing.push('RuntimeName');
+  if (!res.runtimeApiVersion) missing.push('RuntimeApiVersion');
+  if (!res.runtimeVersion) missing.push('RuntimeVersion');
+  return missing.length > 0 ? `VersionResponse lacks ${missing.join(', ')}` : undefined;
+}
+
+/** Only a status that is there is checked; a missing one passes (as upstream). */
+function verifySandboxStatusResponse(res: PodSandboxStatusResponse): string | undefined {
+  return res.status ? verifySandboxStatus(res.status) : undefined;
+}
+
+function verifySandboxStatus(status: PodSandboxStatus): string | undefined {
+  if (!status.id) return 'sandbox status has no id';
+  const metadata = status.metadata;
+  if (!metadata) return 'sandbox status has no metadata';
+  if (!metadata.name || !metadata.namespace || !metadata.uid) {
+    return `sandbox status metadata ${JSON.stringify(metadata)} lacks name, namespace or uid`;
+  }
+  if (!status.createdAt) return 'sandbox status has no createdAt';
+  return undefined;
+}
+
+function verifyContainerStatusResponse(res: ContainerStatusResponse): string | undefined {
+  return res.status ? verifyContainerStatus(res.status) : undefined;
+}
+
+function verifyContainerStatus(status: ContainerStatus): string | undefined {
+  if (!status.id) return 'container status has no id';
+  if (!status.metadata) return 'container status has no metadata';
+  if (!status.metadata.name) return `container status metadata ${JSON.stringify(status.metadata)} lacks name`;
+  if (!status.createdAt) return 'container status has no createdAt';
+  if (!status.image?.image) return 'container status has no image';
+  if (!status.imageRef) return 'container status has no imageRef';
+  return undefined;
+}
+
+function verifyUrl(res: { url: string }): string | undefined {
+  return res.url ? undefined : 'runtime returned no streaming URL';
 }
