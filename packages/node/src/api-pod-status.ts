@@ -1,3 +1,4 @@
+import { isIPv4, isIPv6 } from 'node:net';
 import type { Pod, PodIP, PodStatus, RuntimePodStatus } from '@kubelet-kit/core';
 import { getPodQOS } from '@kubelet-kit/kuberuntime';
 import { generatePodConditions, getPhase, reconcilePodPhase } from '@kubelet-kit/status-manager';
@@ -18,9 +19,37 @@ export interface GenerateAPIPodStatusOptions {
   readonly updateReadiness?: (pod: Pod, status: PodStatus) => void;
 }
 
+const sameFamily = (a: string, b: string): boolean => isIPv4(a) === isIPv4(b);
+
+/**
+ * At most one IP of each family, the node's family first (IPv4 when the node IP is unknown), as
+ * upstream's `sortPodIPs`: the runtime may report any number of IPs in any order.
+ */
+function sortPodIPs(ips: readonly string[], nodeIPs: readonly string[]): string[] {
+  const primaryIsV4 = nodeIPs[0] === undefined || isIPv4(nodeIPs[0]);
+  const primary = ips.find((ip) => (primaryIsV4 ? isIPv4(ip) : isIPv6(ip)));
+  const secondary = ips.find((ip) => (primaryIsV4 ? isIPv6(ip) : isIPv4(ip)));
+  return [primary, secondary].filter((ip): ip is string => ip !== undefined);
+}
+
+/** The node's primary IP and the first IP of the other family, if any (upstream `GetNodeHostIPs`). */
+function nodeHostIPs(nodeIPs: readonly string[]): string[] {
+  const primary = nodeIPs[0];
+  if (primary === undefined) return [];
+  const secondary = nodeIPs.find((ip) => !sameFamily(ip, primary));
+  return secondary === undefined ? [primary] : [primary, secondary];
+}
+
 function podIPsOf(pod: Pod, podStatus: RuntimePodStatus, nodeIPs: readonly string[]): string[] {
-  if (pod.spec?.hostNetwork) return [...nodeIPs];
-  return [...podStatus.ips];
+  const ips = sortPodIPs(podStatus.ips, nodeIPs);
+  if (!pod.spec?.hostNetwork) return ips;
+  // A host-network pod takes the node's IPs where the runtime reports none, and the node's
+  // second family when the runtime reports one family only.
+  const hostIPs = nodeHostIPs(nodeIPs);
+  if (ips.length === 0 && hostIPs[0] !== undefined) ips.push(hostIPs[0]);
+  const second = hostIPs[1];
+  if (second !== undefined && ips.length === 1 && !sameFamily(ips[0]!, second)) ips.push(second);
+  return ips;
 }
 
 /**
@@ -75,10 +104,10 @@ export function generateAPIPodStatus(options: GenerateAPIPodStatusOptions): PodS
     ...(options.cachedStatus ? { oldStatus: options.cachedStatus } : {}),
   });
 
-  const hostIP = options.nodeIPs[0];
-  if (hostIP) {
-    status.hostIP = hostIP;
-    status.hostIPs = options.nodeIPs.map((ip) => ({ ip }));
+  const hostIPs = nodeHostIPs(options.nodeIPs);
+  if (hostIPs[0]) {
+    status.hostIP = hostIPs[0];
+    status.hostIPs = hostIPs.map((ip) => ({ ip }));
   }
   const ips = podIPsOf(pod, podStatus, options.nodeIPs);
   if (ips.length > 0) {

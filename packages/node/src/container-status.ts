@@ -39,6 +39,8 @@ function convertContainerStatus(
     ready: false,
     state: {},
   };
+  // The runtime does not know volume names: the mounts come from the earlier status only.
+  if (old?.volumeMounts) status.volumeMounts = old.volumeMounts;
   const state: ContainerState = {};
   if (cs.state === 'running') {
     state.running = { startedAt: rfc3339(cs.startedAt) };
@@ -58,11 +60,27 @@ function convertContainerStatus(
       reason: 'ContainerStatusUnknown',
       message: 'The container could not be located when the pod was terminated',
     };
+    // The runtime's count does not include this ending, which it never saw.
+    status.restartCount = (old.restartCount ?? 0) + 1;
   } else {
     state.waiting = {};
   }
   status.state = state;
   return status;
+}
+
+/**
+ * The volume mounts of a container as its status reports them (upstream does this since
+ * recursive read-only mounts went GA). Mounts are never made recursively read-only here, so a
+ * read-only mount says `Disabled`, as upstream does when it knows no runtime handler support.
+ */
+function volumeMountStatuses(container: Container): ContainerStatus['volumeMounts'] {
+  if (!container.volumeMounts?.length) return undefined;
+  return container.volumeMounts.map((m) => ({
+    name: m.name,
+    mountPath: m.mountPath,
+    ...(m.readOnly ? { readOnly: true, recursiveReadOnly: 'Disabled' } : {}),
+  }));
 }
 
 /** Options of {@link convertToAPIContainerStatuses}. */
@@ -77,16 +95,17 @@ export interface ConvertContainerStatusesOptions {
   readonly reasonCache: ReasonCache;
 }
 
-/** The API statuses of `containers`, in spec order. */
+/**
+ * The API statuses of `containers`: init containers in spec order, others sorted by name (as
+ * upstream's `SortedContainerStatuses`).
+ */
 export function convertToAPIContainerStatuses(options: ConvertContainerStatusesOptions): ContainerStatus[] {
   const { pod, podStatus, containers, reasonCache } = options;
   const podUid = pod.metadata?.uid ?? '';
   const oldStatuses = new Map((options.previousStatuses ?? []).map((s) => [s.name, s]));
-  const defaultWaiting: ContainerState = {
-    waiting: {
-      reason: options.hasInitContainers && !options.isInitContainer ? 'PodInitializing' : 'ContainerCreating',
-    },
-  };
+  // Init containers that have not run wait in PodInitializing too: upstream only asks whether
+  // the pod has init containers.
+  const defaultReason = options.hasInitContainers ? 'PodInitializing' : 'ContainerCreating';
 
   const statuses = new Map<string, ContainerStatus>();
   for (const container of containers) {
@@ -96,8 +115,10 @@ export function convertToAPIContainerStatuses(options: ConvertContainerStatusesO
       imageID: '',
       ready: false,
       restartCount: 0,
-      state: defaultWaiting,
+      state: { waiting: { reason: defaultReason } },
     };
+    const volumeMounts = volumeMountStatuses(container);
+    if (volumeMounts) status.volumeMounts = volumeMounts;
     const old = oldStatuses.get(container.name);
     if (old) {
       if (old.state?.terminated) {
@@ -116,6 +137,8 @@ export function convertToAPIContainerStatuses(options: ConvertContainerStatusesO
     if (!old?.state?.running) continue;
     if (podStatus.containerStatuses.some((s) => s.name === container.name)) continue;
     const status = statuses.get(container.name)!;
+    // An earlier ending already explains why it is not running.
+    if (status.lastState?.terminated) continue;
     status.lastState = {
       terminated: {
         exitCode: 137,
@@ -154,5 +177,7 @@ export function convertToAPIContainerStatuses(options: ConvertContainerStatusesO
     status.state = { waiting: { reason: failure.reason, message: failure.message } };
   }
 
-  return containers.map((c) => statuses.get(c.name)!);
+  const ordered = containers.map((c) => statuses.get(c.name)!);
+  if (!options.isInitContainer) ordered.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return ordered;
 }

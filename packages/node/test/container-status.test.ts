@@ -1,4 +1,4 @@
-import type { Pod, RuntimeContainerStatus, RuntimePodStatus } from '@kubelet-kit/core';
+import type { ContainerStatus, Pod, RuntimeContainerStatus, RuntimePodStatus } from '@kubelet-kit/core';
 import { shouldContainerBeRestarted } from '@kubelet-kit/kuberuntime';
 import { describe, expect, it } from 'vitest';
 import { convertToAPIContainerStatuses, ReasonCache } from '../src/index.js';
@@ -170,5 +170,217 @@ describe('convertToAPIContainerStatuses', () => {
     const [s] = convert(pod('Never'), status(c));
     expect(s?.state?.terminated?.startedAt).toBe('2026-01-01T00:00:01Z');
     expect(s?.state?.terminated?.finishedAt).toBe('2026-01-01T00:00:02Z');
+  });
+});
+
+// Cases from upstream's kubelet_pods_test.go (TestGenerateAPIPodStatusWithReasonCache,
+// TestGenerateAPIPodStatusWithSortedContainers, TestGenerateAPIPodStatusWithDifferentRestartPolicies,
+// Test_generateAPIPodStatus) and branches of convertToAPIContainerStatuses they exercise.
+describe('convertToAPIContainerStatuses (upstream cases)', () => {
+  const podOf = (spec: Partial<NonNullable<Pod['spec']>>, deleting = false): Pod => ({
+    metadata: {
+      name: 'p',
+      namespace: 'ns',
+      uid: 'uid1',
+      ...(deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
+    },
+    spec: { containers: [], ...spec },
+  });
+  const convertWith = (
+    p: Pod,
+    s: RuntimePodStatus,
+    o: {
+      init?: boolean;
+      previous?: ContainerStatus[];
+      reasonCache?: ReasonCache;
+    } = {},
+  ) =>
+    convertToAPIContainerStatuses({
+      pod: p,
+      podStatus: s,
+      previousStatuses: o.previous,
+      containers: o.init ? (p.spec?.initContainers ?? []) : (p.spec?.containers ?? []),
+      hasInitContainers: (p.spec?.initContainers ?? []).length > 0,
+      isInitContainer: o.init ?? false,
+      reasonCache: o.reasonCache ?? new ReasonCache(),
+    });
+  const failing = (...names: string[]) => {
+    const cache = new ReasonCache();
+    cache.update('uid1', {
+      syncResults: names.map((target) => ({
+        action: 'StartContainer' as const,
+        target,
+        error: 'test-error',
+        message: '',
+      })),
+    });
+    return cache;
+  };
+
+  it('init containers without a status also wait in PodInitializing (the default depends only on init containers existing)', () => {
+    const p = podOf({ initContainers: [{ name: 'init' }], containers: [{ name: 'app' }] });
+    const [s] = convertWith(p, status(), { init: true });
+    expect(s?.state).toEqual({ waiting: { reason: 'PodInitializing' } });
+  });
+
+  it('regular container statuses are sorted by name, init container statuses keep spec order (SortedContainerStatuses)', () => {
+    const names = ['b', 'c', 'a'];
+    const p = podOf({
+      initContainers: names.map((name) => ({ name: `i${name}` })),
+      containers: names.map((name) => ({ name })),
+    });
+    expect(convertWith(p, status()).map((s) => s.name)).toEqual(['a', 'b', 'c']);
+    expect(convertWith(p, status(), { init: true }).map((s) => s.name)).toEqual(['ib', 'ic', 'ia']);
+  });
+
+  it('a running container the runtime now reports as unknown is terminated and counts one more restart', () => {
+    const p = podOf({ containers: [{ name: 'app' }] });
+    const [s] = convertWith(p, status(ctr('unknown', { restartCount: 2 })), {
+      previous: [
+        { name: 'app', image: 'busybox', imageID: '', ready: true, restartCount: 2, state: { running: {} } },
+      ],
+    });
+    expect(s?.state?.terminated).toMatchObject({ exitCode: 137, reason: 'ContainerStatusUnknown' });
+    expect(s?.restartCount).toBe(3);
+  });
+
+  it('a vanished running container that already has a last termination keeps it and its restart count', () => {
+    const p = podOf({ containers: [{ name: 'app' }] });
+    const lastState = { terminated: { exitCode: 1, reason: 'Error' } };
+    const [s] = convertWith(p, status(), {
+      previous: [
+        {
+          name: 'app',
+          image: 'busybox',
+          imageID: '',
+          ready: true,
+          restartCount: 4,
+          state: { running: {} },
+          lastState,
+        },
+      ],
+    });
+    expect(s?.state).toEqual({ waiting: { reason: 'ContainerCreating' } });
+    expect(s?.lastState).toEqual(lastState);
+    expect(s?.restartCount).toBe(4);
+  });
+
+  it('a vanished running container of a deleted pod does not count a restart ("with previous statuses and deletion")', () => {
+    const p = podOf({ containers: [{ name: 'a' }, { name: 'b' }] }, true);
+    const running = (name: string): ContainerStatus => ({
+      name,
+      image: '',
+      imageID: '',
+      ready: true,
+      restartCount: 0,
+      state: { running: {} },
+    });
+    const statuses = convertWith(p, status(), { previous: [running('a'), running('b')] });
+    for (const s of statuses) {
+      expect(s.state).toEqual({ waiting: { reason: 'ContainerCreating' } });
+      expect(s.lastState?.terminated).toMatchObject({ exitCode: 137, reason: 'ContainerStatusUnknown' });
+      expect(s.restartCount).toBe(0);
+    }
+  });
+
+  it('a container with no runtime record keeps the last termination of its old status', () => {
+    const p = podOf({ containers: [{ name: 'with-old-record' }, { name: 'without-old-record' }] });
+    const statuses = convertWith(p, status(), {
+      previous: [
+        {
+          name: 'with-old-record',
+          image: '',
+          imageID: '',
+          ready: false,
+          restartCount: 1,
+          state: { waiting: {} },
+          lastState: { terminated: { exitCode: 0 } },
+        },
+      ],
+    });
+    expect(statuses.map((s) => [s.state, s.lastState])).toEqual([
+      [{ waiting: { reason: 'ContainerCreating' } }, { terminated: { exitCode: 0 } }],
+      [{ waiting: { reason: 'ContainerCreating' } }, undefined],
+    ]);
+  });
+
+  it.each([
+    ['Never', { failed: 'terminated', succeed: 'terminated' }],
+    ['OnFailure', { failed: 'waiting', succeed: 'terminated' }],
+    ['Always', { failed: 'waiting', succeed: 'waiting' }],
+  ] as const)(
+    'a start failure shows as Waiting only for a container that restarts (restartPolicy %s)',
+    (policy, want) => {
+      const p = podOf({ restartPolicy: policy, containers: [{ name: 'failed' }, { name: 'succeed' }] });
+      const older = [
+        ctr('exited', { name: 'succeed', exitCode: 2 }),
+        ctr('exited', { name: 'failed', exitCode: 3 }),
+      ];
+      const newer = [
+        ctr('exited', { name: 'succeed', exitCode: 0 }),
+        ctr('exited', { name: 'failed', exitCode: 1 }),
+      ];
+      // The runtime lists a pod's containers newest first.
+      const s = status(...newer, ...older);
+      const [failed, succeed] = convertWith(p, s, { reasonCache: failing('failed', 'succeed') });
+      expect(Object.keys(failed?.state ?? {})).toEqual([want.failed]);
+      expect(Object.keys(succeed?.state ?? {})).toEqual([want.succeed]);
+      // The newest run is the last state when a Waiting reason replaces it, otherwise the run before.
+      expect(failed?.lastState?.terminated?.exitCode).toBe(want.failed === 'waiting' ? 1 : 3);
+      expect(succeed?.lastState?.terminated?.exitCode).toBe(want.succeed === 'waiting' ? 0 : 2);
+    },
+  );
+
+  it('an init container that exited 0 stays terminated even under Always with a start failure recorded', () => {
+    const p = podOf({
+      restartPolicy: 'Always',
+      initContainers: [{ name: 'init' }],
+      containers: [{ name: 'app' }],
+    });
+    const [s] = convertWith(p, status(ctr('exited', { name: 'init', exitCode: 0 })), {
+      init: true,
+      reasonCache: failing('init'),
+    });
+    expect(s?.state?.terminated?.exitCode).toBe(0);
+  });
+
+  it('reports the volume mounts of a container that has not run yet, read-only ones as not recursive', () => {
+    const p = podOf({
+      containers: [
+        {
+          name: 'app',
+          volumeMounts: [
+            { name: 'data', mountPath: '/data' },
+            { name: 'token', mountPath: '/var/run/secrets', readOnly: true },
+          ],
+        },
+      ],
+    });
+    const [s] = convertWith(p, status());
+    expect(s?.volumeMounts).toEqual([
+      { name: 'data', mountPath: '/data' },
+      { name: 'token', mountPath: '/var/run/secrets', readOnly: true, recursiveReadOnly: 'Disabled' },
+    ]);
+  });
+
+  it('a container read from the runtime keeps the volume mounts of its old status, and has none without one', () => {
+    const p = podOf({ containers: [{ name: 'app', volumeMounts: [{ name: 'data', mountPath: '/data' }] }] });
+    const volumeMounts = [{ name: 'data', mountPath: '/data' }];
+    const [withOld] = convertWith(p, status(ctr('running')), {
+      previous: [
+        {
+          name: 'app',
+          image: '',
+          imageID: '',
+          ready: false,
+          restartCount: 0,
+          state: { waiting: {} },
+          volumeMounts,
+        },
+      ],
+    });
+    expect(withOld?.volumeMounts).toEqual(volumeMounts);
+    const [withoutOld] = convertWith(p, status(ctr('running')));
+    expect(withoutOld?.volumeMounts).toBeUndefined();
   });
 });
