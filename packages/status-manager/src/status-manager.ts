@@ -13,6 +13,7 @@ import {
   RealClock,
   type Timer,
 } from '@kubelet-kit/core';
+import { dropEmptyContainerStates } from './apiserver-sink.js';
 import { generateContainersReadyCondition, generatePodReadyCondition } from './generate.js';
 import { isPodPhaseTerminal } from './pod-phase.js';
 import {
@@ -483,8 +484,10 @@ export class PodStatusManager implements StatusManager {
       pod = this.#podManager.getMirrorPodByPod(pod);
       if (!pod) return false;
     }
-    const apiStatus = normalizeStatus(pod, deepCopy(pod.status ?? {}));
-    return !isPodStatusByKubeletEqual(apiStatus, status);
+    // The source's copy is API JSON, where an unset container state reads `{}` (see
+    // dropEmptyContainerStates); upstream compares Go structs, which cannot tell them apart.
+    const apiStatus = normalizeStatus(pod, deepCopy(dropEmptyContainerStates(pod.status ?? {})));
+    return !isPodStatusByKubeletEqual(apiStatus, dropEmptyContainerStates(status));
   }
 
   async #syncPod(state: SinkState, update: PodSync): Promise<void> {

@@ -40,6 +40,10 @@ class FakeApiServer {
   readonly requests: RecordedRequest[] = [];
   readonly pods = new Map<string, JsonObject>();
   conflicts = 0;
+  /** When set, GET answers with this HTTP error code. */
+  getError: number | undefined;
+  /** When set, DELETE answers with this HTTP error code (and deletes nothing). */
+  deleteError: number | undefined;
   #server: Server | undefined;
 
   async start(): Promise<string> {
@@ -70,7 +74,7 @@ class FakeApiServer {
     const status = (code: number, reason: string) =>
       send(code, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason, code });
     if (!m || !pod) return status(404, 'NotFound');
-    if (req.method === 'GET') return send(200, pod);
+    if (req.method === 'GET') return this.getError ? status(this.getError, 'InternalError') : send(200, pod);
     if (req.method === 'PATCH' && m[3]) {
       if (this.conflicts > 0) {
         this.conflicts--;
@@ -84,6 +88,7 @@ class FakeApiServer {
       return send(200, updated);
     }
     if (req.method === 'DELETE') {
+      if (this.deleteError) return status(this.deleteError, 'NotFound');
       this.pods.delete(key);
       return send(200, pod);
     }
@@ -293,6 +298,52 @@ describe('ApiserverStatusSink', () => {
     expect(del?.body).toMatchObject({ gracePeriodSeconds: 0, preconditions: { uid: 'uid-1' } });
     expect(server.pods.has('ns/web')).toBe(false);
     expect(manager.getPodStatus('uid-1')).toBeUndefined();
+  });
+
+  it('keeps the cached status when the DELETE fails, even with NotFound (syncPod)', async () => {
+    // Upstream's syncPod logs any Delete error and returns before deletePodStatus; the status
+    // stays cached until RemoveOrphanedStatuses.
+    const pod = apiPod('uid-1', { deletionTimestamp: '2026-01-01T00:00:05Z' });
+    server.pods.set('ns/web', pod);
+    server.deleteError = 404;
+    const podManager = new FakeStatusPodManager({ pods: [pod as Pod] });
+    const manager = newStatusManager({
+      podManager,
+      sinks: [new ApiserverStatusSink({ api, deletePods: true })],
+      clock: new FakeClock(),
+    });
+    manager.terminatePod(pod as Pod);
+    await manager.syncBatch(false);
+    expect(server.requests.map((r) => r.method)).toEqual(['GET', 'PATCH', 'DELETE']);
+    expect(manager.getPodStatus('uid-1')?.phase).toBe('Failed');
+
+    // needsUpdate: the version was written, but a deletable pod (as the watch now shows it) is
+    // synced again on the full sync, which retries the DELETE.
+    server.deleteError = undefined;
+    podManager.addPod(server.pods.get('ns/web') as Pod);
+    expect(await manager.syncBatch(true)).toBe(1);
+    expect(server.requests.map((r) => r.method)).toEqual(['GET', 'PATCH', 'DELETE', 'GET', 'DELETE']);
+    expect(manager.getPodStatus('uid-1')).toBeUndefined();
+  });
+
+  it('treats an empty lastState from the API server as no lastState (PatchPodStatus unchanged)', async () => {
+    // The API server serializes ContainerStatus.lastState, a Go struct value, as {} when unset;
+    // upstream compares Go structs, so a kubelet status without a last state is no change.
+    const stored = runningStatus();
+    stored.containerStatuses = stored.containerStatuses!.map((c) => ({ ...c, lastState: {} }));
+    server.pods.set('ns/web', { ...apiPod(), status: stored });
+    const sink = new ApiserverStatusSink({ api });
+    expect((await sink.write(podRef, runningStatus(), writeOptions())).outcome).toBe('unchanged');
+    expect(server.requests.map((r) => r.method)).toEqual(['GET']);
+  });
+
+  it('fails the write on a GET error other than NotFound, patching nothing (TestSyncPodNoDeadlock)', async () => {
+    server.pods.set('ns/web', apiPod());
+    server.getError = 500;
+    const sink = new ApiserverStatusSink({ api });
+    const err = await sink.write(podRef, runningStatus(), writeOptions()).catch((e: unknown) => e);
+    expect((err as { code?: unknown }).code).toBe(500);
+    expect(server.requests.map((r) => r.method)).toEqual(['GET']);
   });
 });
 

@@ -529,6 +529,38 @@ describe('syncing to sinks', () => {
     expect(sink.writes).toHaveLength(2);
   });
 
+  it('does not reconcile when the source only adds the empty lastState the API server serializes (TestReconcilePodStatus)', async () => {
+    const pod = newPod();
+    const { manager, sink, clock, podManager } = setup({ pods: [pod] });
+    manager.setPodStatus(pod, runningStatus());
+    await clock.tick(0);
+    expect(sink.writes).toHaveLength(1);
+    // What the pod's watch brings back: every container status has `lastState: {}` (a Go struct
+    // value the API server always emits), which upstream's semantic equality sees as unset.
+    const fromApi = manager.getPodStatus('uid-foo')!;
+    fromApi.containerStatuses = fromApi.containerStatuses!.map((c) => ({ ...c, lastState: {} }));
+    podManager.addPod({ ...pod, status: fromApi });
+    await clock.tick(10_000);
+    await clock.tick(10_000);
+    expect(sink.writes).toHaveLength(1);
+  });
+
+  it('drops the status of a static pod whose mirror was recreated under a new UID (TestStaticPod)', async () => {
+    const pod = staticPod();
+    const oldMirror = mirrorOf(pod, 'mirror-1');
+    const { manager, sink, clock, podManager } = setup({ pods: [pod], mirrors: [oldMirror] });
+    manager.setPodStatus(pod, runningStatus());
+    await clock.tick(0);
+    expect(sink.writes.map((w) => w.statusUid)).toEqual(['mirror-1']);
+    // The pod manager now knows a new mirror; the sink still holds the old one.
+    podManager.removeMirrorPod(oldMirror);
+    podManager.addMirrorPod(mirrorOf(pod, 'mirror-2'));
+    expect(await manager.syncBatch(true)).toBe(1);
+    expect(sink.writes).toHaveLength(1);
+    expect(sink.getPodStatus('mirror-1')?.phase).toBe('Running');
+    expect(manager.getPodStatus('static-uid')).toBeUndefined();
+  });
+
   it('does not write before start(), then writes the pending change', async () => {
     const { manager, sink, clock } = setup({ start: false });
     manager.setPodStatus(newPod(), runningStatus());
