@@ -1,7 +1,12 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Pod, PodIP, PodStatus, RuntimePodStatus } from '@kubelet-kit/core';
 import { getPodQOS } from '@kubelet-kit/kuberuntime';
-import { generatePodConditions, getPhase, reconcilePodPhase } from '@kubelet-kit/status-manager';
+import {
+  generatePodConditions,
+  getPhase,
+  isPodPhaseTerminal,
+  reconcilePodPhase,
+} from '@kubelet-kit/status-manager';
 import { convertToAPIContainerStatuses } from './container-status.js';
 import type { ReasonCache } from './reason-cache.js';
 
@@ -17,6 +22,11 @@ export interface GenerateAPIPodStatusOptions {
   readonly nodeIPs: readonly string[];
   /** Sets `started` and `ready` of each container (the probe manager's `updatePodStatus`). */
   readonly updateReadiness?: (pod: Pod, status: PodStatus) => void;
+  /**
+   * Whether a part of the agent wants the pod failed, and why (upstream's pod sync handlers'
+   * `ShouldEvict`, e.g. the active deadline): the phase becomes Failed with that reason.
+   */
+  readonly shouldEvict?: (pod: Pod) => { readonly reason: string; readonly message: string } | undefined;
 }
 
 const sameFamily = (a: string, b: string): boolean => isIPv4(a) === isIPv4(b);
@@ -92,6 +102,15 @@ export function generateAPIPodStatus(options: GenerateAPIPodStatusOptions): PodS
   status.phase = reconciled.phase;
   if (reconciled.reason) status.reason = reconciled.reason;
   if (reconciled.message) status.message = reconciled.message;
+  const evict = options.shouldEvict?.(pod);
+  if (evict) {
+    status.phase = 'Failed';
+    status.reason = evict.reason;
+    status.message = evict.message;
+    // Still no way out of the API server's terminal phase.
+    const apiPhase = pod.status?.phase;
+    if (isPodPhaseTerminal(apiPhase)) status.phase = apiPhase;
+  }
 
   options.updateReadiness?.(pod, status);
 

@@ -167,6 +167,8 @@ export class Kubelet implements PodSyncer {
   /** Pods whose data directories exist. */
   readonly #podDirsMade = new Set<string>();
   readonly #podsInBackoff = new Set<string>();
+  /** Pods with an active deadline: the sync tick checks them (the rest need no look). */
+  readonly #deadlinePods = new Set<string>();
   readonly #creations: PQueue;
   #configLoop: Promise<void> | undefined;
   #inspectionTimer: Timer | undefined;
@@ -366,6 +368,7 @@ export class Kubelet implements PodSyncer {
         activePods.push(pod);
         usage.add(pod);
       }
+      this.#trackActiveDeadline(pod);
       this.podWorkers.updatePod({
         updateType: 'create',
         pod,
@@ -383,6 +386,7 @@ export class Kubelet implements PodSyncer {
       const { pod: staticPod, mirrorPod } = this.#o.podManager.getPodAndMirrorPod(pod);
       if (!staticPod) continue;
       if (isMirrorPod(pod) && staticPod === pod) continue;
+      this.#trackActiveDeadline(staticPod);
       this.podWorkers.updatePod({
         updateType: 'update',
         pod: staticPod,
@@ -510,9 +514,24 @@ export class Kubelet implements PodSyncer {
     }, delayMs);
   }
 
+  /** Upstream `getPodsToSync`: pods whose work is due, and pods past their active deadline. */
   #onSyncTick(): void {
     const due = this.#workQueue.getWork();
     for (const uid of due) this.#syncByUid(uid);
+    if (this.#deadlinePods.size === 0) return;
+    const dueSet = new Set(due);
+    for (const uid of this.#deadlinePods) {
+      const pod = this.#o.podManager.getPodByUID(uid);
+      if (!pod) this.#deadlinePods.delete(uid);
+      else if (!dueSet.has(uid) && this.#pastActiveDeadline(pod)) this.#syncByUid(uid);
+    }
+  }
+
+  /** Keeps {@link Kubelet.#deadlinePods} to the pods that set `activeDeadlineSeconds`. */
+  #trackActiveDeadline(pod: Pod): void {
+    const uid = pod.metadata?.uid ?? '';
+    if (pod.spec?.activeDeadlineSeconds != null) this.#deadlinePods.add(uid);
+    else this.#deadlinePods.delete(uid);
   }
 
   #activePods(): Pod[] {
@@ -647,6 +666,38 @@ export class Kubelet implements PodSyncer {
     }
   }
 
+  /**
+   * Upstream's active deadline handler: the pod has run `activeDeadlineSeconds` since its start
+   * time (as the status manager, or else the pod, records it).
+   */
+  #pastActiveDeadline(pod: Pod): boolean {
+    const seconds = pod.spec?.activeDeadlineSeconds;
+    if (seconds === undefined || seconds === null) return false;
+    const startTime = (this.#o.statusManager.getPodStatus(pod.metadata?.uid ?? '') ?? pod.status)?.startTime;
+    const start = startTime ? Date.parse(startTime) : Number.NaN;
+    if (Number.isNaN(start)) return false;
+    return this.#clock.now() - start >= seconds * 1000;
+  }
+
+  /** Upstream `activeDeadlineHandler.ShouldEvict`: fail a pod past its deadline, with an event. */
+  #shouldEvict(pod: Pod): { reason: string; message: string } | undefined {
+    if (!this.#pastActiveDeadline(pod)) return undefined;
+    const reason = 'DeadlineExceeded';
+    const message = 'Pod was active on the node longer than the specified deadline';
+    this.#recorder.event(
+      {
+        kind: 'Pod',
+        namespace: pod.metadata?.namespace ?? '',
+        name: pod.metadata?.name ?? '',
+        uid: pod.metadata?.uid ?? '',
+      },
+      'Normal',
+      reason,
+      message,
+    );
+    return { reason, message };
+  }
+
   #apiStatus(pod: Pod, podStatus: RuntimePodStatus, podIsTerminal: boolean): PodStatus {
     const o = this.#o;
     const uid = pod.metadata?.uid ?? '';
@@ -657,6 +708,7 @@ export class Kubelet implements PodSyncer {
       cachedStatus: o.statusManager.getPodStatus(uid),
       reasonCache: this.reasonCache,
       nodeIPs: o.nodeIPs,
+      shouldEvict: (p) => this.#shouldEvict(p),
       ...(o.probeManager
         ? { updateReadiness: (p: Pod, s: PodStatus) => o.probeManager!.updatePodStatus(p, s) }
         : {}),

@@ -284,6 +284,28 @@ describe('agent on the in-memory CRI', () => {
     await pump(clock, () => server.calls('RemovePodSandbox').length >= 1);
   });
 
+  it('fails a pod past activeDeadlineSeconds with DeadlineExceeded and stops its containers', async () => {
+    fs.writeFileSync(path.join(dir, 'manifests', 'j.json'), manifest('j', { activeDeadlineSeconds: 30 }));
+    await start();
+    const running = await pump(clock, () => {
+      const p = podNamed('j-node-a');
+      return p?.status?.phase === 'Running' ? p : undefined;
+    });
+    const startedAt = Date.parse(running.status?.startTime ?? '');
+    expect(server.calls('StopContainer')).toHaveLength(0);
+    const failed = await pump(clock, () => {
+      const p = podNamed('j-node-a');
+      return p?.status?.phase === 'Failed' ? p : undefined;
+    });
+    // Not before the deadline, and within a sync tick or two after it.
+    expect(clock.now() - startedAt).toBeGreaterThanOrEqual(30_000);
+    expect(clock.now() - startedAt).toBeLessThan(33_000);
+    expect(failed.status?.reason).toBe('DeadlineExceeded');
+    expect(failed.status?.message).toBe('Pod was active on the node longer than the specified deadline');
+    await pump(clock, () => server.calls('StopContainer').length > 0);
+    expect(recorder.events.some((e) => e.reason === 'DeadlineExceeded')).toBe(true);
+  });
+
   it('kills the pod when its manifest is deleted, and forgets it', async () => {
     fs.writeFileSync(path.join(dir, 'manifests', 'd.json'), manifest('d'));
     await start();
