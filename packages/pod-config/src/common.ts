@@ -11,7 +11,10 @@ import { canonicalJSON, Fnv128a } from './hash.js';
 import { writable } from './mutable.js';
 import { podFieldErrors, validatePodSchema } from './validation.js';
 
-/** The largest manifest a file or URL may hold: 10 MiB (upstream `maxConfigLength`). */
+/**
+ * The manifest size limit of a file or URL: 10 MiB (upstream `maxConfigLength`). A manifest must be
+ * smaller: upstream reads with `ReadAtMost`, which errs once it has read the limit.
+ */
 export const maxConfigLength = 10 * 1024 * 1024;
 
 /** `<name>-<lowercase node name>`: unique across nodes (upstream `generatePodName`). */
@@ -122,8 +125,8 @@ function documentError(origin: PodOrigin, detail: string, field = '<document>'):
  */
 export function parseManifest(data: string | Uint8Array, origin: PodOrigin): unknown {
   const size = typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
-  if (size > maxConfigLength)
-    throw documentError(origin, `manifest is ${size} bytes, more than the ${maxConfigLength} allowed`);
+  if (size >= maxConfigLength)
+    throw documentError(origin, `manifest is ${size} bytes, not under the ${maxConfigLength}-byte limit`);
   const text =
     typeof data === 'string'
       ? data

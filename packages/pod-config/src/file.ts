@@ -294,10 +294,10 @@ export class FileSource implements PodSource {
       const seen = new Set<string>();
       const pods = await this.#extractFromFile(path, errors, seen);
       this.#finishListing(errors, seen);
-      // A bad single file keeps the last state, as upstream (which returns before replacing its
-      // store); only a source that never sent anything sends its empty SET.
-      if (errors.length > 0 && this.#lastSent !== undefined) return;
-      await this.#send(pods);
+      // A bad or unreadable single file keeps the last state, as upstream (which returns before
+      // replacing its store); only a source that never sent anything sends its empty SET.
+      if ((pods === undefined || errors.length > 0) && this.#lastSent !== undefined) return;
+      await this.#send(pods ?? []);
     } else {
       this.#reportSourceError(
         new PodSourceError(this.name, path, 'InvalidPath', 'path is not a directory or file'),
@@ -351,7 +351,7 @@ export class FileSource implements PodSource {
         continue;
       }
       const isNew = !this.#cache.has(file);
-      const filePods = await this.#extractFromFile(file, errors, seen, info);
+      const filePods = (await this.#extractFromFile(file, errors, seen, info)) ?? [];
       pods.push(...filePods);
       if (early && isNew && filePods.length > 0) await this.#addEarly(filePods, early);
     }
@@ -386,7 +386,7 @@ export class FileSource implements PodSource {
     errors: PodValidationError[],
     seen: Set<string>,
     known?: Stats,
-  ): Promise<Pod[]> {
+  ): Promise<Pod[] | undefined> {
     seen.add(file);
     let content: string;
     let stamp: string;
@@ -402,12 +402,13 @@ export class FileSource implements PodSource {
         return deepCopy(previous.pods ?? []);
       }
       const bytes = info.size;
-      if (bytes > maxConfigLength) {
+      // A file of the limit itself is refused, as upstream's ReadAtMost errs once it reads it.
+      if (bytes >= maxConfigLength) {
         const error = new PodValidationError({ source: this.name, file }, undefined, [
           {
             field: '<document>',
             type: 'Invalid value',
-            detail: `manifest is ${bytes} bytes, more than the ${maxConfigLength} allowed`,
+            detail: `manifest is ${bytes} bytes, not under the ${maxConfigLength}-byte limit`,
           },
         ]);
         this.#reject(file, `<${bytes} bytes>`, error, errors, stamp);
@@ -417,7 +418,8 @@ export class FileSource implements PodSource {
     } catch (err) {
       this.#logger.debug({ file, err }, "Can't read config file");
       this.#cache.delete(file);
-      return [];
+      // Unreadable, not empty: a single-file path keeps its last state on it.
+      return undefined;
     }
     const cached = this.#cache.get(file);
     if (cached && cached.content === content) {

@@ -37,7 +37,10 @@ export interface HttpSourceOptions {
   readonly period?: number;
   /** Whole-request timeout in ms, body included; default 10 000 (upstream's client timeout). */
   readonly timeout?: number;
-  /** Largest body accepted, bytes; default 10 MiB. */
+  /**
+   * Body size limit in bytes; default 10 MiB. A body of this size or more is refused (upstream's
+   * `ReadAtMost` errs once it has read the limit).
+   */
   readonly maxBytes?: number;
   /** See `DecodeStaticPodOptions.preventStaticPodAPIReferences`; default true. */
   readonly preventStaticPodAPIReferences?: boolean;
@@ -169,9 +172,9 @@ export class HttpSource implements PodSource {
         throw fail('HTTPError', `${response.status} ${response.statusText}`.trim());
       }
       const declared = Number(response.headers.get('content-length') ?? Number.NaN);
-      if (declared > maxBytes) {
+      if (declared >= maxBytes) {
         await response.body?.cancel().catch(() => {});
-        throw fail('TooLarge', `body of ${declared} bytes is larger than ${maxBytes}`);
+        throw fail('TooLarge', `body of ${declared} bytes reaches the ${maxBytes}-byte limit`);
       }
       const chunks: Uint8Array[] = [];
       let total = 0;
@@ -181,9 +184,10 @@ export class HttpSource implements PodSource {
           const { done, value } = await reader.read();
           if (done) break;
           total += value.byteLength;
-          if (total > maxBytes) {
+          // Reaching the limit is already too much, as upstream's ReadAtMost.
+          if (total >= maxBytes) {
             controller.abort();
-            throw fail('TooLarge', `body is larger than ${maxBytes} bytes`);
+            throw fail('TooLarge', `body is ${maxBytes} bytes or more`);
           }
           chunks.push(value);
         }

@@ -325,6 +325,31 @@ describe('ApiserverSource', () => {
     expect(h.source.stats()).toMatchObject({ lists: 1, watches: 1, sets: 4 });
   });
 
+  it('sends an empty SET when the first list is empty (TestNewSourceApiserverInitialEmptySendsEmptyPodUpdate)', async () => {
+    const h = await setup();
+    start(h);
+    await until(() => expect(h.api.watchers.size).toBe(1));
+    expect(h.updates).toEqual([{ op: 'SET', pods: [], source: 'api' }]);
+  });
+
+  it('keeps pods of the same name in two namespaces apart (TestNewSourceApiserver_TwoNamespacesSameName)', async () => {
+    const inNamespace = (namespace: string): Pod => {
+      const p = pod('p');
+      p.metadata = { ...p.metadata, namespace, uid: `uid-${namespace}` };
+      return p;
+    };
+    const h = await setup((api) => {
+      api.apply('ADDED', inNamespace('one'));
+      api.apply('ADDED', inNamespace('two'));
+    });
+    start(h);
+    await until(() => expect(h.api.watchers.size).toBe(1));
+    expect(h.updates[0]?.pods.map((p) => p.metadata?.namespace).sort()).toEqual(['one', 'two']);
+    h.api.apply('DELETED', inNamespace('one'));
+    await until(() => expect(h.updates).toHaveLength(2));
+    expect(h.last()?.pods.map((p) => p.metadata?.namespace)).toEqual(['two']);
+  });
+
   it('hands out copies: a consumer mutating a pod does not change the next SET', async () => {
     const h = await setup((api) => api.apply('ADDED', pod('a')));
     start(h);

@@ -291,6 +291,26 @@ describe('FileSource on a real directory', () => {
     await h.stop();
   });
 
+  it('rejects a manifest of exactly 10 MiB, as ReadAtMost does once the limit is read', async () => {
+    // upstream extractFromFile reads with ReadAtMost(file, maxConfigLength): a file of the limit
+    // itself is an error, one byte less is read.
+    const json = JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'big' },
+      spec: { containers: [{ name: 'c', image: 'i' }] },
+    });
+    await writeFile(join(dir, 'big.json'), json.padEnd(10 * 1024 * 1024, ' '));
+    await writeFile(
+      join(dir, 'fits.json'),
+      json.replace('"big"', '"fits"').padEnd(10 * 1024 * 1024 - 1, ' '),
+    );
+    const h = await harness({ watch: false });
+    expect(h.take()).toEqual([{ op: 'ADD', names: ['fits-node1'] }]);
+    expect(h.source.errors.map((e) => [e.file, e.field])).toEqual([[join(dir, 'big.json'), '<document>']]);
+    await h.stop();
+  });
+
   it('watches a single file path', async () => {
     const file = join(dir, 'only.yaml');
     await writeFile(file, manifest('only'));

@@ -210,6 +210,41 @@ describe('HttpSource against a local server', () => {
     await h.source.stop();
   });
 
+  it('refuses a body of exactly the limit, as ReadAtMost does once the limit is read', async () => {
+    // upstream extractFromURL reads with ReadAtMost(body, maxConfigLength), which errs when it has
+    // read `limit` bytes: the largest accepted body is one byte short of it.
+    const body = JSON.stringify(pod('web'));
+    serve(200, body.padEnd(1024, ' '));
+    const h = await harness({ maxBytes: 1024 });
+    await h.started;
+    expect(h.source.lastError).toMatchObject({ code: 'TooLarge' });
+    expect(h.sets).toHaveLength(0);
+    serve(200, body.padEnd(1023, ' '));
+    await h.next();
+    expect(h.source.lastError).toBeUndefined();
+    expect(h.take()).toEqual([{ op: 'ADD', names: ['web-node1'] }]);
+    await h.source.stop();
+  });
+
+  it('refuses a body of exactly 10 MiB by default', async () => {
+    serve(200, JSON.stringify(pod('web')).padEnd(10 * 1024 * 1024, ' '));
+    const h = await harness();
+    await h.started;
+    expect(h.source.lastError).toMatchObject({ code: 'TooLarge' });
+    expect(h.sets).toHaveLength(0);
+    await h.source.stop();
+  });
+
+  it('sends nothing, not even an empty SET, when the first poll fails (TestURLErrorNotExistNoUpdate)', async () => {
+    serve(404, 'not found');
+    const h = await harness();
+    await h.started;
+    expect(h.source.lastError).toMatchObject({ code: 'HTTPError' });
+    expect(h.sets).toHaveLength(0);
+    expect(h.config.seenAllSources(['http'])).toBe(false);
+    await h.source.stop();
+  });
+
   it('times out a slow body through the clock and keeps the state', async () => {
     serve(200, JSON.stringify(pod('web')));
     const h = await harness({ timeout: 5_000 });
