@@ -63,14 +63,17 @@ export function determineEffectiveSecurityContext(pod: Pod, container: Container
   };
 }
 
-function seccompOf(profile: SeccompProfile | undefined) {
+/** Upstream `fieldSeccompProfile`; a Localhost profile is a path under `profileRoot`. */
+function seccompOf(profile: SeccompProfile | undefined, profileRoot: string) {
   switch (profile?.type) {
     case 'RuntimeDefault':
       return { profileType: SecurityProfile_ProfileType.RuntimeDefault, localhostRef: '' };
     case 'Localhost':
+      if (!profile.localhostProfile)
+        throw new ContainerConfigError('localhostProfile must be set if seccompProfile type is Localhost.');
       return {
         profileType: SecurityProfile_ProfileType.Localhost,
-        localhostRef: profile.localhostProfile ?? '',
+        localhostRef: path.join(profileRoot, profile.localhostProfile),
       };
     default:
       // Without a profile the kubelet runs containers unconfined (SeccompDefault off).
@@ -110,19 +113,23 @@ export function verifyRunAsNonRoot(
   }
 }
 
-/** The container's Linux security context. */
+/**
+ * The container's Linux security context. `seccompProfileRoot` is where Localhost seccomp
+ * profiles live (upstream `<root-dir>/seccomp`).
+ */
 export function convertToRuntimeSecurityContext(
   pod: Pod,
   sc: SecurityContext,
+  seccompProfileRoot = '/var/lib/kubelet/seccomp',
 ): PartialMessage<LinuxContainerSecurityContext> {
   const podSc = pod.spec?.securityContext;
   const supplementalGroups: number[] = [];
   if (podSc?.fsGroup !== undefined && podSc.fsGroup !== null) supplementalGroups.push(podSc.fsGroup);
   supplementalGroups.push(...(podSc?.supplementalGroups ?? []));
-  const privileged = sc.privileged === true;
+  // Only procMount decides the masked paths; a runtime ignores them for privileged containers.
   const unmasked = sc.procMount === 'Unmasked';
   return {
-    privileged,
+    privileged: sc.privileged === true,
     readonlyRootfs: sc.readOnlyRootFilesystem === true,
     noNewPrivs: sc.allowPrivilegeEscalation === false,
     capabilities: {
@@ -131,10 +138,10 @@ export function convertToRuntimeSecurityContext(
       addAmbientCapabilities: [],
     },
     namespaceOptions: namespacesForPod(pod),
-    seccomp: seccompOf(sc.seccompProfile),
+    seccomp: seccompOf(sc.seccompProfile, seccompProfileRoot),
     supplementalGroups,
-    maskedPaths: privileged || unmasked ? [] : defaultMaskedPaths,
-    readonlyPaths: privileged || unmasked ? [] : defaultReadonlyPaths,
+    maskedPaths: unmasked ? [] : defaultMaskedPaths,
+    readonlyPaths: unmasked ? [] : defaultReadonlyPaths,
     ...(sc.runAsUser !== undefined && sc.runAsUser !== null ? { runAsUser: { value: sc.runAsUser } } : {}),
     ...(sc.runAsGroup !== undefined && sc.runAsGroup !== null
       ? { runAsGroup: { value: sc.runAsGroup } }
@@ -171,6 +178,23 @@ function propagationOf(mode: string | undefined): MountPropagation {
   return MountPropagation.PROPAGATION_PRIVATE;
 }
 
+/** Upstream `MakeAbsolutePath` on Linux: a path is taken from the root. */
+function absolutePath(p: string): string {
+  return path.isAbsolute(p) ? p : path.join('/', p);
+}
+
+/** Upstream `ExpandContainerVolumeMounts`: every referenced variable must be set and non-empty. */
+function expandSubPath(expr: string, env: ReadonlyMap<string, string>): string {
+  const missing = new Set<string>();
+  const expanded = expand(expr, (name) => {
+    const value = env.get(name);
+    if (!value) missing.add(name);
+    return value ?? '';
+  });
+  if (missing.size > 0) throw new ContainerConfigError(`missing value for ${[...missing].sort().join(', ')}`);
+  return expanded;
+}
+
 /** Container mounts from the pod's mounted volumes (upstream `makeMounts`, without /etc/hosts). */
 export function makeMounts(
   container: Container,
@@ -185,14 +209,14 @@ export function makeMounts(
         `cannot find volume "${vm.name}" to mount into container "${container.name}"`,
       );
     let subPath = vm.subPath ?? '';
-    if (vm.subPathExpr) subPath = expand(vm.subPathExpr, mappingFuncFor(env));
+    if (vm.subPathExpr) subPath = expandSubPath(vm.subPathExpr, env);
     if (subPath && (path.isAbsolute(subPath) || subPath.split('/').includes('..'))) {
       throw new ContainerConfigError(
         `invalid subpath "${subPath}" of volume "${vm.name}" in container "${container.name}"`,
       );
     }
     mounts.push({
-      containerPath: vm.mountPath,
+      containerPath: absolutePath(vm.mountPath),
       hostPath: subPath ? path.join(vol.hostPath, subPath) : vol.hostPath,
       readonly: vm.readOnly === true || vol.readOnly,
       selinuxRelabel: vol.selinuxRelabel === true,
@@ -267,7 +291,7 @@ export async function generateContainerConfig(
     // The umask may have narrowed the mode; the container's user must be able to write.
     fsSync.chmodSync(terminationMessageFile, 0o666);
     mounts.push({
-      containerPath: terminationMessagePath,
+      containerPath: path.join('/', terminationMessagePath),
       hostPath: terminationMessageFile,
       readonly: false,
       selinuxRelabel: false,
@@ -301,7 +325,11 @@ export async function generateContainerConfig(
         ...calculateLinuxResources(container, ctx.resources),
         oomScoreAdj: getContainerOOMScoreAdjust(pod, container, ctx.memoryCapacity),
       },
-      securityContext: withImageUser(convertToRuntimeSecurityContext(pod, sc), ctx.imageUser),
+      securityContext: withImageUser(
+        // podDir is <root-dir>/pods/<uid>; Localhost seccomp profiles live in <root-dir>/seccomp.
+        convertToRuntimeSecurityContext(pod, sc, path.join(ctx.podDir, '..', '..', 'seccomp')),
+        ctx.imageUser,
+      ),
     },
   };
   return terminationMessageFile ? { config, terminationMessageFile } : { config };

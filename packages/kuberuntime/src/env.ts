@@ -90,11 +90,14 @@ export function containerResourceValue(
   const limits = container.resources?.limits ?? {};
   const requests = container.resources?.requests ?? {};
   let q: Quantity | undefined;
-  if (kind === 'limits')
-    q = limits[name ?? ''] ?? (name === 'cpu' || name === 'memory' ? alloc[name] : undefined);
-  else if (kind === 'requests') q = requests[name ?? ''] ?? limits[name ?? ''];
+  if (kind === 'limits') {
+    q = limits[name ?? ''];
+    // A missing or zero CPU or memory limit reads as the node's allocatable.
+    if ((name === 'cpu' || name === 'memory') && (q === undefined || parseQuantity(q) === 0)) q = alloc[name];
+  } else if (kind === 'requests') q = requests[name ?? ''] ?? limits[name ?? ''];
   if (q === undefined) {
-    if (kind === 'requests') return '0';
+    // An unset request, or hugepages without a limit, is a zero quantity.
+    if (kind === 'requests' || name?.startsWith('hugepages-')) return '0';
     throw new EnvError(`unsupported container resource: ${resource}`);
   }
   if (name === 'cpu') {

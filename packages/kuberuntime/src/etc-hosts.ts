@@ -49,8 +49,8 @@ export interface HostsMountOptions {
 
 /**
  * The /etc/hosts mount of a container, or undefined when upstream would not mount one: before
- * the pod has an IP, or when the container mounts /etc/hosts itself. The file is written on
- * first use and then left alone, as upstream.
+ * the pod has an IP, or when the container mounts /etc/hosts itself. The file is written afresh
+ * at every container start, as upstream's ensureHostsFile does, so a new sandbox's IPs reach it.
  */
 export async function makeHostsMount(
   pod: Pod,
@@ -59,24 +59,22 @@ export async function makeHostsMount(
 ): Promise<PartialMessage<Mount> | undefined> {
   if (mountsEtcHosts || o.podIPs.length === 0) return undefined;
   const file = path.join(o.podDir, 'etc-hosts');
+  const hostname = (pod.spec?.hostname || pod.metadata?.name || '').slice(0, 63).replace(/[-.]+$/, '');
+  const sub = pod.spec?.subdomain;
+  const domain = sub
+    ? `${sub}.${pod.metadata?.namespace ?? 'default'}.svc.${o.clusterDomain ?? 'cluster.local'}`
+    : '';
+  const hostNetwork = pod.spec?.hostNetwork === true;
+  const nodeHosts = hostNetwork ? readOrEmpty(o.nodeHostsFile ?? '/etc/hosts') : '';
   // Synchronous, as the container's other small writes (see generateContainerConfig).
-  if (!fs.existsSync(file)) {
-    const hostname = (pod.spec?.hostname || pod.metadata?.name || '').slice(0, 63).replace(/[-.]+$/, '');
-    const sub = pod.spec?.subdomain;
-    const domain = sub
-      ? `${sub}.${pod.metadata?.namespace ?? 'default'}.svc.${o.clusterDomain ?? 'cluster.local'}`
-      : '';
-    const hostNetwork = pod.spec?.hostNetwork === true;
-    const nodeHosts = hostNetwork ? readOrEmpty(o.nodeHostsFile ?? '/etc/hosts') : '';
-    fs.mkdirSync(o.podDir, { recursive: true, mode: 0o750 });
-    fs.writeFileSync(
-      file,
-      managedHostsFileContent(o.podIPs, hostname, domain, pod.spec?.hostAliases, hostNetwork, nodeHosts),
-      {
-        mode: 0o644,
-      },
-    );
-  }
+  fs.mkdirSync(o.podDir, { recursive: true, mode: 0o750 });
+  fs.writeFileSync(
+    file,
+    managedHostsFileContent(o.podIPs, hostname, domain, pod.spec?.hostAliases, hostNetwork, nodeHosts),
+    { mode: 0o644 },
+  );
+  // The umask may have narrowed the mode; every user in the container must read the file.
+  fs.chmodSync(file, 0o644);
   return {
     containerPath: '/etc/hosts',
     hostPath: file,

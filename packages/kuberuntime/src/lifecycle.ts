@@ -49,10 +49,9 @@ function resolvePort(port: IntOrString | undefined, container: Container): numbe
   return named.containerPort;
 }
 
-function describe(handler: LifecycleHandler): string {
-  if (handler.exec) return JSON.stringify(handler.exec.command ?? []);
-  if (handler.httpGet) return `${handler.httpGet.path ?? '/'}`;
-  return '';
+/** A command as Go's `%v` prints a string slice: `[a b c]`. */
+function commandList(command: readonly string[]): string {
+  return `[${command.join(' ')}]`;
 }
 
 /** Runs lifecycle handlers. */
@@ -81,13 +80,15 @@ export class HandlerRunner {
         });
       } catch (err) {
         throw new LifecycleHookError(
-          `Exec lifecycle hook (${describe(handler)}) for Container "${target.container.name}" in Pod "${pod}" failed - error: ${errorMessage(err)}, message: ""`,
+          `Exec lifecycle hook (${commandList(handler.exec.command ?? [])}) for Container "${target.container.name}" in Pod "${pod}" failed - error: ${errorMessage(err)}, message: ""`,
         );
       }
       if (res.exitCode !== 0) {
-        const output = Buffer.concat([Buffer.from(res.stdout), Buffer.from(res.stderr)]).toString();
+        // As upstream's ExecSync error: stderr alone in the error, stdout and stderr in the message.
+        const stderr = Buffer.from(res.stderr).toString();
+        const output = Buffer.from(res.stdout).toString() + stderr;
         throw new LifecycleHookError(
-          `Exec lifecycle hook (${describe(handler)}) for Container "${target.container.name}" in Pod "${pod}" failed - error: command '${(handler.exec.command ?? []).join(' ')}' exited with ${res.exitCode}: ${output}, message: ${JSON.stringify(output)}`,
+          `Exec lifecycle hook (${commandList(handler.exec.command ?? [])}) for Container "${target.container.name}" in Pod "${pod}" failed - error: command '${(handler.exec.command ?? []).join(' ')}' exited with ${res.exitCode}: ${stderr}, message: ${JSON.stringify(output)}`,
         );
       }
       return;
@@ -97,15 +98,20 @@ export class HandlerRunner {
         await this.#httpGet(target, handler);
       } catch (err) {
         throw new LifecycleHookError(
-          `HTTP lifecycle hook (${describe(handler)}) for Container "${target.container.name}" in Pod "${pod}" failed - error: ${errorMessage(err)}`,
+          `HTTP lifecycle hook (${handler.httpGet.path ?? ''}) for Container "${target.container.name}" in Pod "${pod}" failed - error: ${errorMessage(err)}`,
         );
       }
       return;
     }
     if (handler.sleep) {
-      await this.#clock
-        .sleep(Math.max(0, handler.sleep.seconds) * 1000, target.signal)
-        .catch(() => undefined);
+      try {
+        await this.#clock.sleep(Math.max(0, handler.sleep.seconds) * 1000, target.signal);
+      } catch {
+        // Cut short (upstream: its context ended): the hook failed.
+        throw new LifecycleHookError(
+          `Sleep lifecycle hook (${handler.sleep.seconds}) for Container "${target.container.name}" in Pod "${pod}" failed - error: container terminated before sleep hook finished`,
+        );
+      }
       return;
     }
     throw new LifecycleHookError(`Cannot run handler: invalid handler: ${JSON.stringify(handler)}`);
@@ -120,8 +126,11 @@ export class HandlerRunner {
     let p = get.path ?? '';
     if (!p.startsWith('/')) p = `/${p}`;
     const url = new URL(`${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}${p}`);
-    const headers: Record<string, string> = { 'User-Agent': 'kube-lifecycle/1.34' };
-    for (const h of get.httpHeaders ?? []) headers[h.name] = h.value;
+    // Header names are case-insensitive; the hook's own User-Agent and Accept replace the defaults
+    // and an empty Accept removes it (upstream newProbeRequest).
+    const headers: Record<string, string> = { 'user-agent': 'kube-lifecycle/1.34', accept: '*/*' };
+    for (const h of get.httpHeaders ?? []) headers[h.name.toLowerCase()] = h.value;
+    if (headers.accept === '') delete headers.accept;
     const mod = scheme === 'https' ? https : http;
     return new Promise<void>((resolve, reject) => {
       const timer = this.#clock.setTimeout(() => req.destroy(new Error('timeout')), this.#httpTimeoutMs);

@@ -10,23 +10,25 @@ export const maxContainerTerminationMessageLength = 4096;
 export const maxContainerTerminationMessageLogLines = 80;
 export const maxContainerTerminationMessageLogLength = 2048;
 
-const logFilePattern = /^(\d+)\.log(?:\.\d+)?(?:\.gz)?$/;
+// Upstream's pattern matches a prefix: `<n>.log` and its rotated forms (`<n>.log.<timestamp>[.gz]`).
+const logFilePattern = /^(\d+)\.log/;
 
 /**
  * The restart count implied by a container's log directory: one more than the highest
  * `<n>.log`, so counting survives the runtime forgetting its containers.
  */
 export async function calcRestartCountByLogDir(dir: string): Promise<number> {
-  let names: string[];
+  let entries: fsSync.Dirent[];
   try {
     // Synchronous: one small directory, read once per container start.
-    names = fsSync.readdirSync(dir);
+    entries = fsSync.readdirSync(dir, { withFileTypes: true });
   } catch {
     return 0;
   }
   let count = 0;
-  for (const name of names) {
-    const m = logFilePattern.exec(name);
+  for (const entry of entries) {
+    if (entry.isDirectory()) continue;
+    const m = logFilePattern.exec(entry.name);
     if (m) count = Math.max(count, Number(m[1]) + 1);
   }
   return count;

@@ -45,7 +45,8 @@ export function calculateLinuxResources(
   const cpuRequest = requests.cpu !== undefined ? quantityMilliValue(requests.cpu) : 0;
   const cpuLimit = limits.cpu !== undefined ? quantityMilliValue(limits.cpu) : 0;
   const memoryLimit = limits.memory !== undefined ? quantityValue(limits.memory) : 0;
-  const cpuShares = milliCPUToShares(cpuRequest === 0 && cpuLimit !== 0 ? cpuLimit : cpuRequest);
+  // Only a request that is absent falls back to the limit; an explicit 0 gets the minimum.
+  const cpuShares = milliCPUToShares(requests.cpu === undefined ? cpuLimit : cpuRequest);
   const out: Pick<LinuxContainerResources, 'cpuShares' | 'cpuQuota' | 'cpuPeriod' | 'memoryLimitInBytes'> = {
     cpuShares,
     cpuQuota: 0,

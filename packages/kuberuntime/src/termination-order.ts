@@ -30,9 +30,11 @@ export class TerminationOrdering {
     for (const name of running) this.#gates.set(name, gate());
     const mains = (pod.spec?.containers ?? []).map((c) => c.name).filter((n) => isRunning.has(n));
     const sidecars = (pod.spec?.initContainers ?? []).filter(isRestartableInitContainer).map((c) => c.name);
+    // Each sidecar waits for the main containers and the sidecar right after it in the spec, as
+    // upstream: when that one is not running, nothing later holds this one back.
     sidecars.forEach((name, i) => {
-      const later = sidecars.slice(i + 1).filter((n) => isRunning.has(n));
-      this.#prereqs.set(name, [...mains, ...later]);
+      const next = sidecars[i + 1];
+      this.#prereqs.set(name, next !== undefined && isRunning.has(next) ? [...mains, next] : mains);
     });
   }
 
