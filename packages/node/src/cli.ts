@@ -2,6 +2,7 @@
 // First: V8 tuning for the agent process, before the other modules run.
 import './apply-v8-tuning.js';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import type { Logger, Pod } from '@kubelet-kit/core';
 import { Command, InvalidArgumentError } from 'commander';
@@ -21,6 +22,8 @@ function int(name: string) {
 
 /** Go-style durations as the kubelet flags take them: `20s`, `1m`, `500ms`, `1m30s`. */
 function duration(value: string): number {
+  // Go's time.ParseDuration takes a bare 0.
+  if (value === '0') return 0;
   const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
   let total = 0;
   let consumed = 0;
@@ -32,6 +35,27 @@ function duration(value: string): number {
     throw new InvalidArgumentError(`invalid duration ${JSON.stringify(value)} (use e.g. 20s, 1m, 500ms)`);
   }
   return total;
+}
+
+/**
+ * The node IPs of `--node-ip`: one IP, or a dual-stack pair, comma-separated (upstream's
+ * `ParseNodeIPArgument`); values that are not IPs are ignored with a warning, as upstream does.
+ */
+function parseNodeIPs(values: readonly string[]): string[] {
+  const ips: string[] = [];
+  for (const ip of values.flatMap((v) => v.split(',')).map((v) => v.trim())) {
+    if (ip === '') continue;
+    if (net.isIP(ip) === 0)
+      process.stderr.write(`kubelet-kit run: could not parse node IP ${JSON.stringify(ip)}; ignoring it\n`);
+    else ips.push(ip);
+  }
+  if (ips.length > 2 || (ips.length === 2 && net.isIPv6(ips[0]!) === net.isIPv6(ips[1]!))) {
+    throw new InvalidArgumentError('--node-ip must contain either a single IP or a dual-stack pair of IPs');
+  }
+  if (ips.length === 2 && ips.some((ip) => ip === '0.0.0.0' || ip === '::')) {
+    throw new InvalidArgumentError("dual-stack --node-ip cannot include '0.0.0.0' or '::'");
+  }
+  return ips;
 }
 
 interface RunFlags {
@@ -79,6 +103,22 @@ async function run(flags: RunFlags): Promise<void> {
     destination,
   ) as unknown as Logger;
 
+  // The node name is the override trimmed and lowercased (upstream's GetHostname); blank is an error.
+  const hostnameOverride = flags.hostnameOverride?.trim().toLowerCase();
+  if (flags.hostnameOverride !== undefined && flags.hostnameOverride !== '' && !hostnameOverride) {
+    process.stderr.write('kubelet-kit run: --hostname-override: empty hostname is invalid\n');
+    process.exitCode = 2;
+    return;
+  }
+  let nodeIPs: string[];
+  try {
+    nodeIPs = parseNodeIPs(flags.nodeIp ?? []);
+  } catch (err) {
+    process.stderr.write(`kubelet-kit run: ${(err as Error).message}\n`);
+    process.exitCode = 2;
+    return;
+  }
+
   if (!flags.podManifestPath && !flags.manifestUrl && !flags.kubeconfig) {
     process.stderr.write(
       'kubelet-kit run: no pod source given: pass --pod-manifest-path, --manifest-url or --kubeconfig\n',
@@ -96,13 +136,13 @@ async function run(flags: RunFlags): Promise<void> {
     ...(flags.podManifestPath ? { podManifestPath: flags.podManifestPath } : {}),
     ...(flags.manifestUrl ? { manifestUrl: flags.manifestUrl } : {}),
     ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
-    ...(flags.hostnameOverride ? { nodeName: flags.hostnameOverride } : {}),
+    ...(hostnameOverride ? { nodeName: hostnameOverride } : {}),
     ...(flags.objectDir ? { objectDirectory: flags.objectDir } : {}),
     ...(flags.allowStaticPodApiReferences ? { allowStaticPodApiReferences: true } : {}),
     ...(flags.podLogsDir ? { podLogsDirectory: flags.podLogsDir } : {}),
     ...(flags.syncFrequency !== undefined ? { syncFrequencyMs: flags.syncFrequency } : {}),
     ...(flags.fileCheckFrequency !== undefined ? { fileCheckFrequencyMs: flags.fileCheckFrequency } : {}),
-    ...(flags.nodeIp?.length ? { nodeIPs: flags.nodeIp } : {}),
+    ...(nodeIPs.length ? { nodeIPs } : {}),
     ...(flags.maxConcurrentSyncs ? { maxConcurrentSyncs: flags.maxConcurrentSyncs } : {}),
     ...(flags.maxConcurrentPodCreations
       ? { maxConcurrentPodCreations: flags.maxConcurrentPodCreations }
@@ -188,7 +228,10 @@ program
   .option('--pod-logs-dir <path>', 'where container logs go (default: <root-dir>/logs/pods)')
   .option('--sync-frequency <duration>', 'resync period of running pods', duration)
   .option('--file-check-frequency <duration>', 're-list period of --pod-manifest-path', duration)
-  .option('--node-ip <ip...>', 'IP addresses of the node (default: the first non-loopback IPv4)')
+  .option(
+    '--node-ip <ip...>',
+    'IP of the node, or a comma-separated dual-stack pair (default: the first non-loopback IPv4)',
+  )
   .option(
     '--max-concurrent-syncs <n>',
     'bound on pod syncs running at once (default: none)',

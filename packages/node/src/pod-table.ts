@@ -1,33 +1,92 @@
-import type { Pod } from '@kubelet-kit/core';
+import type { ContainerStatus, Pod } from '@kubelet-kit/core';
 
-// The `kubectl get pods` view: NAME READY STATUS RESTARTS AGE IP.
+// The `kubectl get pods` view: NAME READY STATUS RESTARTS AGE IP, computed as kubectl's pod
+// printer does (pkg/printers/internalversion).
 
-function formatAge(ms: number): string {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  if (s < 120) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 10) return `${m}m${s % 60 ? `${s % 60}s` : ''}`;
-  if (m < 180) return `${m}m`;
-  const h = Math.floor(m / 60);
-  if (h < 48) return `${h}h`;
-  return `${Math.floor(h / 24)}d`;
+/** kubectl's AGE format (apimachinery's `HumanDuration`): about two significant figures. */
+function humanDuration(ms: number): string {
+  const seconds = Math.trunc(ms / 1000);
+  // A clock a second ahead of ours still reads as "now".
+  if (seconds < -1) return '<invalid>';
+  if (seconds < 0) return '0s';
+  if (seconds < 120) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 10) return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`;
+  if (minutes < 180) return `${minutes}m`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 8) return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`;
+  if (hours < 48) return `${hours}h`;
+  const days = Math.floor(hours / 24);
+  if (hours < 24 * 8) return hours % 24 === 0 ? `${days}d` : `${days}d${hours % 24}h`;
+  if (hours < 24 * 365 * 2) return `${days}d`;
+  const years = Math.floor(days / 365);
+  if (hours < 24 * 365 * 8) return days % 365 === 0 ? `${years}y` : `${years}y${days % 365}d`;
+  return `${years}y`;
 }
 
-/** The STATUS column as kubectl prints it: a waiting/terminated reason wins over the phase. */
-export function podStatusReason(pod: Pod): string {
+/** Time since `timestamp`, or `<unknown>` without one (kubectl's `translateTimestampSince`). */
+function since(timestamp: number, now: number): string {
+  return Number.isNaN(timestamp) ? '<unknown>' : humanDuration(now - timestamp);
+}
+
+interface PodSummary {
+  readonly ready: number;
+  readonly total: number;
+  readonly reason: string;
+  readonly restarts: number;
+  /** When a counted container last terminated (ms), 0 when unknown. */
+  readonly lastRestart: number;
+}
+
+function lastTerminated(c: ContainerStatus): number {
+  const at = Date.parse(c.lastState?.terminated?.finishedAt ?? '');
+  return Number.isNaN(at) ? 0 : at;
+}
+
+function hasCondition(pod: Pod, type: string): boolean {
+  return (pod.status?.conditions ?? []).some((c) => c.type === type && c.status === 'True');
+}
+
+function summarize(pod: Pod): PodSummary {
   const status = pod.status ?? {};
-  let reason = status.reason || status.phase || 'Unknown';
-  const inits = status.initContainerStatuses ?? [];
+  const phase = status.phase;
+  let reason = status.reason || phase || 'Unknown';
+  let ready = 0;
+  let total = pod.spec?.containers?.length ?? status.containerStatuses?.length ?? 0;
+  // Sidecars (restartable init containers) count in READY and RESTARTS once the pod is past them.
+  const sidecars = new Set<string>();
+  for (const c of pod.spec?.initContainers ?? []) {
+    if (c.restartPolicy === 'Always') {
+      sidecars.add(c.name);
+      total++;
+    }
+  }
   const initTotal = pod.spec?.initContainers?.length ?? 0;
+
+  // While initializing, RESTARTS counts the init containers up to the one the pod is at.
+  let restarts = 0;
+  let lastRestart = 0;
+  let sidecarRestarts = 0;
+  let lastSidecarRestart = 0;
   let initializing = false;
-  for (const [i, c] of inits.entries()) {
-    const restartable = pod.spec?.initContainers?.[i]?.restartPolicy === 'Always';
-    if (c.state?.terminated?.exitCode === 0) continue;
-    if (restartable && c.started) continue;
-    if (c.state?.terminated) {
-      reason = c.state.terminated.reason
-        ? `Init:${c.state.terminated.reason}`
-        : `Init:ExitCode:${c.state.terminated.exitCode}`;
+  for (const [i, c] of (status.initContainerStatuses ?? []).entries()) {
+    const sidecar = sidecars.has(c.name);
+    restarts += c.restartCount ?? 0;
+    lastRestart = Math.max(lastRestart, lastTerminated(c));
+    if (sidecar) {
+      sidecarRestarts += c.restartCount ?? 0;
+      lastSidecarRestart = Math.max(lastSidecarRestart, lastTerminated(c));
+    }
+    const terminated = c.state?.terminated;
+    if (terminated?.exitCode === 0) continue;
+    if (sidecar && c.started) {
+      if (c.ready) ready++;
+      continue;
+    }
+    if (terminated) {
+      if (terminated.reason) reason = `Init:${terminated.reason}`;
+      else if (terminated.signal) reason = `Init:Signal:${terminated.signal}`;
+      else reason = `Init:ExitCode:${terminated.exitCode}`;
     } else if (c.state?.waiting?.reason && c.state.waiting.reason !== 'PodInitializing') {
       reason = `Init:${c.state.waiting.reason}`;
     } else {
@@ -36,46 +95,61 @@ export function podStatusReason(pod: Pod): string {
     initializing = true;
     break;
   }
-  if (!initializing) {
+
+  // An initialized pod whose sidecar restarts still shows its regular containers.
+  if (!initializing || hasCondition(pod, 'Initialized')) {
+    restarts = sidecarRestarts;
+    lastRestart = lastSidecarRestart;
     let hasRunning = false;
-    for (const c of [...(status.containerStatuses ?? [])].reverse()) {
+    const statuses = status.containerStatuses ?? [];
+    for (let i = statuses.length - 1; i >= 0; i--) {
+      const c = statuses[i]!;
+      restarts += c.restartCount ?? 0;
+      lastRestart = Math.max(lastRestart, lastTerminated(c));
+      const terminated = c.state?.terminated;
       if (c.state?.waiting?.reason) reason = c.state.waiting.reason;
-      else if (c.state?.terminated?.reason) reason = c.state.terminated.reason;
-      else if (c.state?.terminated) reason = `ExitCode:${c.state.terminated.exitCode}`;
-      else if (c.ready && c.state?.running) hasRunning = true;
+      else if (terminated?.reason) reason = terminated.reason;
+      else if (terminated) {
+        reason = terminated.signal ? `Signal:${terminated.signal}` : `ExitCode:${terminated.exitCode}`;
+      } else if (c.ready && c.state?.running) {
+        hasRunning = true;
+        ready++;
+      }
     }
-    if (reason === 'Completed' && hasRunning) reason = 'Running';
+    // A pod with one container done and another still running is not "Completed".
+    if (reason === 'Completed' && hasRunning) {
+      reason = hasCondition(pod, 'Ready') ? 'Running' : 'NotReady';
+    }
   }
-  if (pod.metadata?.deletionTimestamp) reason = 'Terminating';
-  return reason;
+
+  // A finished pod being deleted keeps its final status; a lost node's pod is Unknown.
+  if (pod.metadata?.deletionTimestamp) {
+    if (status.reason === 'NodeLost') reason = 'Unknown';
+    else if (phase !== 'Succeeded' && phase !== 'Failed') reason = 'Terminating';
+  }
+  return { ready, total, reason, restarts, lastRestart };
+}
+
+/** The STATUS column as kubectl prints it: a waiting/terminated reason wins over the phase. */
+export function podStatusReason(pod: Pod): string {
+  return summarize(pod).reason;
 }
 
 /** One row per pod: name, ready, status, restarts, age, IP. */
 export function podRows(pods: readonly Pod[], now: number): string[][] {
   return pods.map((pod) => {
-    const statuses = pod.status?.containerStatuses ?? [];
-    // Sidecars (restartable init containers) count in READY, as kubectl counts them.
-    const sidecars = (pod.spec?.initContainers ?? [])
-      .filter((c) => c.restartPolicy === 'Always')
-      .map((c) => c.name);
-    const sidecarStatuses = (pod.status?.initContainerStatuses ?? []).filter((c) =>
-      sidecars.includes(c.name),
-    );
-    const total = (pod.spec?.containers?.length ?? statuses.length) + sidecars.length;
-    const ready = [...statuses, ...sidecarStatuses].filter((c) => c.ready).length;
-    const restarts = [...statuses, ...(pod.status?.initContainerStatuses ?? [])].reduce(
-      (n, c) => n + (c.restartCount ?? 0),
-      0,
-    );
-    const start = Date.parse(pod.status?.startTime ?? pod.metadata?.creationTimestamp ?? '');
+    const { ready, total, reason, restarts, lastRestart } = summarize(pod);
+    // AGE is since creation, as kubectl shows it; a static pod from a file has no creation
+    // timestamp, so its start time stands in.
+    const created = Date.parse(pod.metadata?.creationTimestamp ?? pod.status?.startTime ?? '');
     return [
       pod.metadata?.namespace && pod.metadata.namespace !== 'default'
         ? `${pod.metadata.namespace}/${pod.metadata?.name ?? ''}`
         : (pod.metadata?.name ?? ''),
       `${ready}/${total}`,
-      podStatusReason(pod),
-      String(restarts),
-      Number.isNaN(start) ? '<unknown>' : formatAge(now - start),
+      reason,
+      restarts !== 0 && lastRestart !== 0 ? `${restarts} (${since(lastRestart, now)} ago)` : String(restarts),
+      since(created, now),
       pod.status?.podIP ?? '<none>',
     ];
   });

@@ -91,24 +91,68 @@ export class KubeletServer {
         return;
       }
       default:
+        if (url.pathname.startsWith('/healthz/') && this.#healthzCheck(url.pathname.slice(9), res)) return;
         res.writeHead(404, { 'content-type': 'text/plain' });
         res.end('404 page not found\n');
     }
   }
 
+  /** Upstream's `ping` and `log` come first, then the agent's checks (as its healthz installs). */
+  #checks(): readonly HealthCheck[] {
+    return [pingCheck, logCheck, ...this.#options.healthChecks];
+  }
+
   #healthz(url: URL, res: http.ServerResponse): void {
-    const lines: string[] = [];
-    let ok = true;
-    for (const c of this.#options.healthChecks) {
+    const checks = this.#checks();
+    const excluded = new Set(url.searchParams.getAll('exclude'));
+    let out = '';
+    const failed: string[] = [];
+    for (const c of checks) {
+      if (excluded.delete(c.name)) {
+        out += `[+]${c.name} excluded: ok\n`;
+        continue;
+      }
       const error = c.check();
-      if (error === undefined) lines.push(`[+]${c.name} ok`);
+      if (error === undefined) out += `[+]${c.name} ok\n`;
       else {
-        ok = false;
-        lines.push(`[-]${c.name} failed: ${error}`);
+        // The endpoint is unauthenticated: the reason goes to the log and to /healthz/<name>.
+        out += `[-]${c.name} failed: reason withheld\n`;
+        failed.push(`[-]${c.name} failed: ${error}`);
       }
     }
-    res.writeHead(ok ? 200 : 500, { 'content-type': 'text/plain; charset=utf-8' });
-    if (ok && !url.searchParams.has('verbose')) res.end('ok');
-    else res.end(`${lines.join('\n')}\nhealthz check ${ok ? 'passed' : 'failed'}\n`);
+    if (excluded.size > 0) {
+      const names = [...excluded].sort().map((n) => JSON.stringify(n));
+      out += `warn: some health checks cannot be excluded: no matches for ${names.join(',')}\n`;
+    }
+    const headers = { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' };
+    if (failed.length > 0) {
+      this.#options.logger.info({ failed }, 'healthz check failed');
+      res.writeHead(500, headers);
+      res.end(`${out}healthz check failed\n`);
+      return;
+    }
+    res.writeHead(200, headers);
+    res.end(url.searchParams.has('verbose') ? `${out}healthz check passed\n` : 'ok');
+  }
+
+  /** `/healthz/<name>`: one check, with its reason when it fails. */
+  #healthzCheck(name: string, res: http.ServerResponse): boolean {
+    const check = this.#checks().find((c) => c.name === name);
+    if (!check) return false;
+    const error = check.check();
+    const headers = { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' };
+    if (error === undefined) {
+      res.writeHead(200, headers);
+      res.end('ok');
+    } else {
+      res.writeHead(500, headers);
+      res.end(`internal server error: ${error}\n`);
+    }
+    return true;
   }
 }
+
+const pingCheck: HealthCheck = { name: 'ping', check: () => undefined };
+// Upstream's `log` fails when klog has not flushed for 2 minutes; our log lines are written out
+// at the end of each event-loop turn, so a server that answers has flushed.
+const logCheck: HealthCheck = { name: 'log', check: () => undefined };
