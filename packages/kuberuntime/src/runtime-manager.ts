@@ -1,5 +1,6 @@
 import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
+import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -13,7 +14,6 @@ import {
   type EventRecorder,
   type ExecResult,
   formatContainerID,
-  getPodFullName,
   type Logger,
   noopEventRecorder,
   noopLogger,
@@ -428,7 +428,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
 
   #toSandboxStatus(s: CriPodSandboxStatus): RuntimeSandboxStatus {
     const hostNetwork = s.linux?.namespaces?.options?.network === NamespaceMode.NODE;
-    const ips = s.network?.ip ? [s.network.ip, ...s.network.additionalIps.map((a) => a.ip)] : [];
+    const ips = sandboxIPs(s);
     return {
       id: s.id,
       name: s.metadata?.name ?? '',
@@ -474,7 +474,8 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       finishedAt: state === 'exited' ? nsToMs(s.finishedAt) : 0,
       exitCode,
       image: s.image?.userSpecifiedImage || s.image?.image || '',
-      imageId: s.imageRef || s.imageId,
+      // The runtime's image ID when it reports one (CRI v1.30+), else the digested ref.
+      imageId: s.imageId || s.imageRef,
       imageRef: s.imageRef,
       hash: annotated.hash,
       restartCount: annotated.restartCount,
@@ -502,21 +503,23 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       if (CriError.is(err, 'NotFound')) return undefined;
       throw err;
     };
-    const sandboxStatuses = (
-      await Promise.all(
-        sandboxItems.map((item) => {
-          const cached = this.#sandboxStatusCache.get(item.id);
-          if (cached && cached.state === item.state) return cached.status;
-          return this.#rs
-            .podSandboxStatus({ podSandboxId: item.id }, { signal })
-            .then(
-              (res) => (res.status ? this.#rememberSandboxStatus(res.status) : undefined),
-              notFoundAsUndefined,
-            );
-        }),
-      )
-    ).filter((s): s is RuntimeSandboxStatus => s !== undefined);
-    const ips = podIPsOf(sandboxStatuses);
+    const listedSandboxes = await Promise.all(
+      sandboxItems.map((item) => {
+        const cached = this.#sandboxStatusCache.get(item.id);
+        if (cached && cached.state === item.state) return cached.status;
+        return this.#rs
+          .podSandboxStatus({ podSandboxId: item.id }, { signal })
+          .then(
+            (res) => (res.status ? this.#rememberSandboxStatus(res.status) : undefined),
+            notFoundAsUndefined,
+          );
+      }),
+    );
+    const sandboxStatuses = listedSandboxes.filter((s): s is RuntimeSandboxStatus => s !== undefined);
+    // Only the newest listed sandbox gives the pod its IPs: if it went away since the listing,
+    // an older ready one does not stand in for it.
+    const newestSandbox = listedSandboxes[0];
+    const ips = newestSandbox ? podIPsOf([newestSandbox]) : [];
     const containerStatuses = (
       await Promise.all(
         containerList.containers.map((c) => {
@@ -594,7 +597,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
         id: { type: runtimeName, id: c.id },
         name: info.containerName,
         image: c.image?.userSpecifiedImage || c.image?.image || '',
-        imageId: c.imageRef || c.imageId,
+        imageId: c.imageId || c.imageRef,
         hash: getContainerInfoFromAnnotations(c.annotations).hash,
         state: stateOf(c.state),
       });
@@ -709,7 +712,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
             action: 'KillContainer',
             target: info.name,
             error: 'KillContainerError',
-            message: errorMessage(err),
+            message: goErrorString(err),
           });
           this.#logger.error(
             { pod: podDesc(pod), container: info.name, err: errorMessage(err) },
@@ -729,7 +732,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     let podSandboxId = actions.sandboxId;
     let podIPs = [...podStatus.ips];
     if (actions.createSandbox) {
-      const target = getPodFullName(pod);
+      const target = podDesc(pod);
       try {
         const created = await this.#createPodSandbox(pod, actions.attempt, signal);
         podSandboxId = created.podSandboxId;
@@ -737,29 +740,35 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
         sandboxConfig = created.config;
         results.push({ action: 'CreatePodSandbox', target, message: '' });
       } catch (err) {
-        const message = `Failed to create pod sandbox: ${errorMessage(err)}`;
-        results.push({ action: 'CreatePodSandbox', target, error: 'CreatePodSandboxError', message });
-        // A pod that is being deleted needs no sandbox; no event for it.
-        if (!pod.metadata?.deletionTimestamp) {
-          this.#recorder.event(this.#podRef(pod), 'Warning', 'FailedCreatePodSandBox', message);
+        // A pod that is being deleted needs no sandbox: its failure is no error and has no event.
+        if (pod.metadata?.deletionTimestamp) {
+          results.push({ action: 'CreatePodSandbox', target, message: '' });
+          composable = false;
+          return done();
         }
+        const message = err instanceof SandboxCreationError ? err.message : errorMessage(err);
+        results.push({ action: 'CreatePodSandbox', target, error: 'CreatePodSandboxError', message });
+        const cause = err instanceof SandboxCreationError ? err.cause : err;
+        this.#recorder.event(
+          this.#podRef(pod),
+          'Warning',
+          'FailedCreatePodSandBox',
+          `Failed to create pod sandbox: ${goErrorString(cause)}`,
+        );
         return done();
       }
       try {
         const res = await this.#rs.podSandboxStatus({ podSandboxId }, { signal });
-        if (res.status) {
-          const status = this.#rememberSandboxStatus(res.status);
-          newSandbox = status;
-          if (!pod.spec?.hostNetwork) podIPs = [...status.ips];
-        } else {
-          composable = false;
-        }
+        if (!res.status) return done(new Error('pod sandbox status is nil'));
+        const status = this.#rememberSandboxStatus(res.status);
+        newSandbox = status;
+        if (!pod.spec?.hostNetwork) podIPs = [...status.ips];
       } catch (err) {
         this.#recorder.event(
           this.#podRef(pod),
           'Warning',
           'FailedStatusPodSandBox',
-          `Unable to get pod sandbox status: ${errorMessage(err)}`,
+          `Unable to get pod sandbox status: ${goErrorString(err)}`,
         );
         return done(err instanceof Error ? err : new Error(String(err)));
       }
@@ -767,6 +776,8 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
 
     // Step 5: start what is to be started.
 
+    // A sandbox config that cannot be built starts nothing: the sync ends with that failure.
+    let configFailed = false;
     const start = async (spec: StartSpec): Promise<boolean> => {
       const name = spec.container.name;
       // A cancelled sync starts nothing more.
@@ -776,8 +787,21 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
         results.push({ action: 'StartContainer', target: name, error: 'CrashLoopBackOff', message: backoff });
         return false;
       }
+      if (!sandboxConfig) {
+        try {
+          sandboxConfig = this.generatePodSandboxConfig(pod, actions.attempt);
+        } catch (err) {
+          configFailed = true;
+          results.push({
+            action: 'ConfigPodSandbox',
+            target: podSandboxId,
+            error: 'ConfigPodSandboxError',
+            message: `GeneratePodSandboxConfig for pod ${JSON.stringify(podDesc(pod))} failed: ${goErrorString(err)}`,
+          });
+          return false;
+        }
+      }
       try {
-        sandboxConfig ??= this.generatePodSandboxConfig(pod, actions.attempt);
         const containerId = await this.#startContainer(
           podSandboxId,
           sandboxConfig,
@@ -806,18 +830,20 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     for (const idx of actions.ephemeralContainersToStart) {
       const c = pod.spec?.ephemeralContainers?.[idx];
       if (c) await start({ container: c as Container, type: 'ephemeral' });
+      if (configFailed) return done();
     }
     // Step 7: init containers, in order; a failed regular init container ends the sync.
     for (const idx of actions.initContainersToStart) {
       const c = pod.spec?.initContainers?.[idx];
       if (!c) continue;
       const ok = await start({ container: c, type: 'init' });
-      if (!ok && !isRestartableInitContainer(c)) return done();
+      if (configFailed || (!ok && !isRestartableInitContainer(c))) return done();
     }
     // Step 8: main containers, each attempted.
     for (const idx of actions.containersToStart) {
       const c = pod.spec?.containers?.[idx];
       if (c) await start({ container: c, type: 'container' });
+      if (configFailed) return done();
     }
     return done();
   }
@@ -846,11 +872,26 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     attempt: number,
     signal?: AbortSignal,
   ): Promise<{ podSandboxId: string; config: PartialMessage<PodSandboxConfig> }> {
-    const config = this.generatePodSandboxConfig(pod, attempt);
-    // Synchronous, as the container's small writes (see generateContainerConfig).
-    if (config.logDirectory) fsSync.mkdirSync(config.logDirectory, { recursive: true, mode: 0o755 });
-    const res = await this.#creationCall(() => this.#rs.runPodSandbox({ config }, { signal }), signal);
-    return { podSandboxId: res.podSandboxId, config };
+    // Each failing step says what failed, with the pod, as upstream's messages do.
+    const quotedPod = JSON.stringify(podDesc(pod));
+    let config: PartialMessage<PodSandboxConfig>;
+    try {
+      config = this.generatePodSandboxConfig(pod, attempt);
+    } catch (err) {
+      throw new SandboxCreationError(`Failed to generate sandbox config for pod ${quotedPod}`, err);
+    }
+    try {
+      // Synchronous, as the container's small writes (see generateContainerConfig).
+      if (config.logDirectory) fsSync.mkdirSync(config.logDirectory, { recursive: true, mode: 0o755 });
+    } catch (err) {
+      throw new SandboxCreationError(`Failed to create log directory for pod ${quotedPod}`, err);
+    }
+    try {
+      const res = await this.#creationCall(() => this.#rs.runPodSandbox({ config }, { signal }), signal);
+      return { podSandboxId: res.podSandboxId, config };
+    } catch (err) {
+      throw new SandboxCreationError(`Failed to create sandbox for pod ${quotedPod}`, err);
+    }
   }
 
   /** Runs a creation call within `maxConcurrentCreationCalls`. */
@@ -888,7 +929,9 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
         ...(signal ? { signal } : {}),
       });
     } catch (err) {
-      this.#recorder.event(ref, 'Warning', 'Failed', `Error: ${errorMessage(err)}`);
+      // The reason alone ("Error: ErrImagePull"): the image manager's own event has the detail.
+      const reason = err instanceof KubeRuntimeError ? err.code : errorMessage(err);
+      this.#recorder.event(ref, 'Warning', 'Failed', `Error: ${reason}`);
       throw err;
     }
     // Step 2: the restart count, from the last instance or else from the log directory.
@@ -970,7 +1013,9 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     try {
       await this.#creationCall(() => this.#rs.startContainer({ containerId }, { signal }), signal);
     } catch (err) {
-      this.#recorder.event(ref, 'Warning', 'Failed', `Error: ${errorMessage(err)}`);
+      // The container's name for its ID: events that differ only in an ID do not aggregate.
+      const message = errorMessage(err).replaceAll(containerId, container.name);
+      this.#recorder.event(ref, 'Warning', 'Failed', `Error: ${message}`);
       throw new KubeRuntimeError('RunContainerError', errorMessage(err), { cause: err });
     }
     this.#recorder.event(ref, 'Normal', 'Started', `Started container ${container.name}`);
@@ -1189,7 +1234,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
             action: 'KillContainer',
             target: c.name,
             error: 'KillContainerError',
-            message: errorMessage(err),
+            message: goErrorString(err),
           };
         }
       }),
@@ -1209,7 +1254,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       try {
         await this.#rs.stopPodSandbox({ podSandboxId: s.id.id }, { signal });
       } catch (err) {
-        if (!CriError.is(err, 'NotFound')) errors.push(errorMessage(err));
+        if (!CriError.is(err, 'NotFound')) errors.push(goErrorString(err));
       }
     }
     results.push(
@@ -1355,4 +1400,30 @@ function composePodStatus(
 function podIPsOf(sandboxStatuses: readonly RuntimeSandboxStatus[]): readonly string[] {
   const newest = sandboxStatuses[0];
   return newest && newest.state === 'ready' ? newest.ips : [];
+}
+
+/** A sandbox's IPs (upstream `determinePodSandboxIPs`): the primary if any, then the others; none if one is not an IP. */
+function sandboxIPs(s: CriPodSandboxStatus): string[] {
+  const network = s.network;
+  if (!network) return [];
+  const ips = network.ip ? [network.ip] : [];
+  for (const a of network.additionalIps) ips.push(a.ip);
+  return ips.every((ip) => isIP(ip) !== 0) ? ips : [];
+}
+
+/** A failed step of sandbox creation: `message` is upstream's "Failed to … for pod …: <error>". */
+class SandboxCreationError extends Error {
+  constructor(what: string, cause: unknown) {
+    super(`${what}: ${goErrorString(cause)}`, { cause });
+    this.name = 'SandboxCreationError';
+  }
+}
+
+/** An error as Go's `%v` prints it: a CRI error as `rpc error: code = … desc = …`. */
+function goErrorString(err: unknown): string {
+  if (CriError.is(err)) {
+    const code = err.code === 'Cancelled' ? 'Canceled' : err.code;
+    return `rpc error: code = ${code} desc = ${err.details}`;
+  }
+  return errorMessage(err);
 }

@@ -26,7 +26,7 @@ describe('syncPod', () => {
     expect(result.syncError).toBeUndefined();
     expect(result.syncResults.map((r) => [r.action, r.target, r.error])).toEqual([
       ['KillPodSandbox', pod.metadata!.uid, undefined],
-      ['CreatePodSandbox', `${pod.metadata!.name}_default`, undefined],
+      ['CreatePodSandbox', `${pod.metadata!.name}_default(${pod.metadata!.uid})`, undefined],
       ['StartContainer', 'a', undefined],
       ['StartContainer', 'b', undefined],
     ]);
