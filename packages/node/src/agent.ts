@@ -420,6 +420,7 @@ export function createAgent(options: AgentOptions): Agent {
     port: options.port ?? 10250,
     pods: () => k.podsWithStatus(),
     healthChecks: [
+      { name: 'syncloop', check: () => k.syncLoopHealthCheck() },
       {
         name: 'pleg',
         check: () => {

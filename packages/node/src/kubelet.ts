@@ -178,6 +178,8 @@ export class Kubelet implements PodSyncer {
     { uid: string; name: string; namespace: string; status?: RuntimePodStatus; dueAt: number }
   >();
   #housekeepingBusy = false;
+  /** When the 1 s sync tick last ran (0: not yet). */
+  #lastSyncLoopEntry = 0;
   #lastGC = 0;
   #gcRequested = false;
 
@@ -514,8 +516,21 @@ export class Kubelet implements PodSyncer {
     }, delayMs);
   }
 
+  /**
+   * Upstream `SyncLoopHealthCheck` (the `syncloop` check of /healthz): unhealthy once the sync
+   * loop has not come round for twice the resync interval, and at least 5 minutes.
+   */
+  syncLoopHealthCheck(): string | undefined {
+    if (this.#lastSyncLoopEntry === 0) return undefined;
+    const limit = Math.max(2 * (this.#o.resyncIntervalMs ?? 60_000), 5 * 60_000);
+    return this.#clock.since(this.#lastSyncLoopEntry) > limit
+      ? 'sync Loop took longer than expected'
+      : undefined;
+  }
+
   /** Upstream `getPodsToSync`: pods whose work is due, and pods past their active deadline. */
   #onSyncTick(): void {
+    this.#lastSyncLoopEntry = this.#clock.now();
     const due = this.#workQueue.getWork();
     for (const uid of due) this.#syncByUid(uid);
     if (this.#deadlinePods.size === 0) return;

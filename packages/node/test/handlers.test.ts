@@ -134,7 +134,7 @@ function setup(
   kubelet.podWorkers.updatePod = (options: UpdatePodOptions) => {
     updates.push(options);
   };
-  return { kubelet, podManager, updates, written, probedUids };
+  return { kubelet, podManager, updates, written, probedUids, clock };
 }
 
 function staticPod(name: string, uid: string): Pod {
@@ -395,5 +395,28 @@ describe('mirror pods (tryReconcileMirrorPods, deleteOrphanedMirrorPods)', () =>
     kubelet.handlePodAdditions([mirrorOf(staticPod('gone-node-a', 'static-7'), 'mirror-7')]);
     await kubelet.handlePodCleanups();
     expect(calls).toEqual([{ op: 'delete', name: 'gone-node-a_default', uid: undefined }]);
+  });
+});
+
+describe('syncLoopHealthCheck', () => {
+  it('is healthy while the sync tick runs, and unhealthy once it has not for over 5 minutes', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kk-handlers-'));
+    const { kubelet, clock } = setup(110, [], { rootDirectory: root });
+    try {
+      expect(kubelet.syncLoopHealthCheck()).toBeUndefined();
+      await kubelet.start();
+      clock.advance(1000);
+      expect(kubelet.syncLoopHealthCheck()).toBeUndefined();
+      // The clock jumps with no tick in between: as if the loop were stuck.
+      clock.setTime(clock.now() + 5 * 60_000);
+      expect(kubelet.syncLoopHealthCheck()).toBeUndefined();
+      clock.setTime(clock.now() + 1);
+      expect(kubelet.syncLoopHealthCheck()).toBe('sync Loop took longer than expected');
+      clock.advance(1000);
+      expect(kubelet.syncLoopHealthCheck()).toBeUndefined();
+    } finally {
+      await kubelet.stop();
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 });
