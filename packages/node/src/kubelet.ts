@@ -134,17 +134,21 @@ function needToReconcilePodReadiness(pod: Pod): boolean {
   return current.status !== expected.status || (current.message ?? '') !== (expected.message ?? '');
 }
 
-/** The kubelet's first-seen stamp of the pod (epoch ms), or 0 when it has none. */
-function firstSeenTime(pod: Pod): number {
-  const t = pod.metadata?.annotations?.[ConfigFirstSeenAnnotationKey];
+/** Epoch ms of a timestamp, or 0 when it is absent or unparsable. */
+function epochMs(t: string | undefined): number {
   const ms = t ? Date.parse(t) : Number.NaN;
   return Number.isNaN(ms) ? 0 : ms;
 }
 
+/** The kubelet's first-seen stamp of the pod (epoch ms), or 0 when it has none. */
+function firstSeenTime(pod: Pod): number {
+  return epochMs(pod.metadata?.annotations?.[ConfigFirstSeenAnnotationKey]);
+}
+
 function creationTime(pod: Pod): number {
-  const t = pod.metadata?.creationTimestamp ?? pod.metadata?.annotations?.[ConfigFirstSeenAnnotationKey];
-  const ms = t ? Date.parse(t) : Number.NaN;
-  return Number.isNaN(ms) ? 0 : ms;
+  return epochMs(
+    pod.metadata?.creationTimestamp ?? pod.metadata?.annotations?.[ConfigFirstSeenAnnotationKey],
+  );
 }
 
 /**
@@ -625,8 +629,7 @@ export class Kubelet implements PodSyncer {
     o.metrics?.runningContainers.set({ container_state: 'running' }, containers);
 
     await this.#cleanupOrphanedPodDirs(new Set([...desired, ...workingPods.keys()]));
-    if (o.mirrorClient)
-      await this.#deleteOrphanedMirrorPods(o.podManager.getPodsAndMirrorPods().orphanedMirrorPodFullnames);
+    await this.#deleteOrphanedMirrorPods();
 
     // A UID whose worker was just purged (a create arrived while it was terminating) starts again.
     for (const pod of allPods) {
@@ -687,7 +690,7 @@ export class Kubelet implements PodSyncer {
    */
   #pastActiveDeadline(pod: Pod): boolean {
     const seconds = pod.spec?.activeDeadlineSeconds;
-    if (seconds === undefined || seconds === null) return false;
+    if (seconds == null) return false;
     const startTime = (this.#o.statusManager.getPodStatus(pod.metadata?.uid ?? '') ?? pod.status)?.startTime;
     const start = startTime ? Date.parse(startTime) : Number.NaN;
     if (Number.isNaN(start)) return false;
@@ -699,17 +702,7 @@ export class Kubelet implements PodSyncer {
     if (!this.#pastActiveDeadline(pod)) return undefined;
     const reason = 'DeadlineExceeded';
     const message = 'Pod was active on the node longer than the specified deadline';
-    this.#recorder.event(
-      {
-        kind: 'Pod',
-        namespace: pod.metadata?.namespace ?? '',
-        name: pod.metadata?.name ?? '',
-        uid: pod.metadata?.uid ?? '',
-      },
-      'Normal',
-      reason,
-      message,
-    );
+    this.#recorder.event({ kind: 'Pod', ...podRef(pod) }, 'Normal', reason, message);
     return { reason, message };
   }
 
@@ -778,10 +771,10 @@ export class Kubelet implements PodSyncer {
   }
 
   /** Upstream `deleteOrphanedMirrorPods`: mirror pods whose static pod is gone, unless it is still stopping. */
-  async #deleteOrphanedMirrorPods(orphans: readonly string[]): Promise<void> {
+  async #deleteOrphanedMirrorPods(): Promise<void> {
     const client = this.#o.mirrorClient;
     if (!client) return;
-    for (const fullName of orphans) {
+    for (const fullName of this.#o.podManager.getPodsAndMirrorPods().orphanedMirrorPodFullnames) {
       if (this.podWorkers.isPodForMirrorPodTerminatingByFullName(fullName)) continue;
       await client
         .deleteMirrorPod(fullName, undefined)
@@ -916,12 +909,7 @@ export class Kubelet implements PodSyncer {
     const err = podSyncResultError(result);
     if (err) {
       this.#recorder.event(
-        {
-          kind: 'Pod',
-          namespace: pod.metadata?.namespace ?? '',
-          name: pod.metadata?.name ?? '',
-          uid: pod.metadata?.uid ?? '',
-        },
+        { kind: 'Pod', ...podRef(pod) },
         'Warning',
         'FailedKillPod',
         `error killing pod: ${err.message}`,

@@ -124,14 +124,13 @@ export class KubeletServer {
       const names = [...excluded].sort().map((n) => JSON.stringify(n));
       out += `warn: some health checks cannot be excluded: no matches for ${names.join(',')}\n`;
     }
-    const headers = { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' };
     if (failed.length > 0) {
       this.#options.logger.info({ failed }, 'healthz check failed');
-      res.writeHead(500, headers);
+      res.writeHead(500, healthzHeaders);
       res.end(`${out}healthz check failed\n`);
       return;
     }
-    res.writeHead(200, headers);
+    res.writeHead(200, healthzHeaders);
     res.end(url.searchParams.has('verbose') ? `${out}healthz check passed\n` : 'ok');
   }
 
@@ -140,17 +139,18 @@ export class KubeletServer {
     const check = this.#checks().find((c) => c.name === name);
     if (!check) return false;
     const error = check.check();
-    const headers = { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' };
     if (error === undefined) {
-      res.writeHead(200, headers);
+      res.writeHead(200, healthzHeaders);
       res.end('ok');
     } else {
-      res.writeHead(500, headers);
+      res.writeHead(500, healthzHeaders);
       res.end(`internal server error: ${error}\n`);
     }
     return true;
   }
 }
+
+const healthzHeaders = { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' };
 
 const pingCheck: HealthCheck = { name: 'ping', check: () => undefined };
 // Upstream's `log` fails when klog has not flushed for 2 minutes; our log lines are written out

@@ -1,8 +1,8 @@
-import type { ContainerState, Logger, Pod, PodStatus } from '@kubelet-kit/core';
+import type { Logger, Pod, PodStatus } from '@kubelet-kit/core';
 import { noopLogger } from '@kubelet-kit/core';
 // Types only: the client is loaded on the first write (it costs tens of MiB to load).
 import type { CoreV1Api } from '@kubernetes/client-node';
-import { deepCopy, formatRfc3339, mergePodStatus, semanticEqual } from './status-rules.js';
+import { dropEmptyContainerStates, formatRfc3339, mergePodStatus, semanticEqual } from './status-rules.js';
 import type {
   StatusDeleteOptions,
   StatusSink,
@@ -66,32 +66,6 @@ export function toPlainObject(value: unknown): unknown {
     return out;
   }
   return value;
-}
-
-/**
- * A copy of `status` without container `state`/`lastState` objects that hold no state, or
- * `status` itself when it has none. Both are struct values in the Go API, so the API server
- * always serializes them (`"lastState": {}`) and upstream's semantic equality treats `{}` as unset;
- * compared as JSON, every such status would look changed.
- */
-export function dropEmptyContainerStates(status: PodStatus): PodStatus {
-  const lists = (s: PodStatus) => [
-    s.initContainerStatuses,
-    s.containerStatuses,
-    s.ephemeralContainerStatuses,
-  ];
-  const isEmptyState = (state: ContainerState | undefined) =>
-    state != null && !state.running && !state.terminated && !state.waiting;
-  const has = lists(status).some((l) => l?.some((c) => isEmptyState(c.state) || isEmptyState(c.lastState)));
-  if (!has) return status;
-  const copy = deepCopy(status);
-  for (const list of lists(copy)) {
-    for (const c of list ?? []) {
-      if (isEmptyState(c.state)) delete c.state;
-      if (isEmptyState(c.lastState)) delete c.lastState;
-    }
-  }
-  return copy;
 }
 
 function isPlainRecord(value: unknown): value is Record<string, unknown> {

@@ -13,13 +13,13 @@ import {
   RealClock,
   type Timer,
 } from '@kubelet-kit/core';
-import { dropEmptyContainerStates } from './apiserver-sink.js';
 import { generateContainersReadyCondition, generatePodReadyCondition } from './generate.js';
 import { isPodPhaseTerminal } from './pod-phase.js';
 import {
   canBeDeleted,
   checkContainerStateTransition,
   deepCopy,
+  dropEmptyContainerStates,
   formatRfc3339,
   hasPodInitialized,
   initializedContainerCount,

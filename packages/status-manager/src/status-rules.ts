@@ -74,6 +74,32 @@ export function deepCopy<T>(value: T): T {
 }
 
 /**
+ * A copy of `status` without container `state`/`lastState` objects that hold no state, or
+ * `status` itself when it has none. Both are struct values in the Go API, so the API server
+ * always serializes them (`"lastState": {}`) and upstream's semantic equality treats `{}` as unset;
+ * compared as JSON, every such status would look changed.
+ */
+export function dropEmptyContainerStates(status: PodStatus): PodStatus {
+  const lists = (s: PodStatus) => [
+    s.initContainerStatuses,
+    s.containerStatuses,
+    s.ephemeralContainerStatuses,
+  ];
+  const isEmptyState = (state: ContainerState | undefined) =>
+    state != null && !state.running && !state.terminated && !state.waiting;
+  const has = lists(status).some((l) => l?.some((c) => isEmptyState(c.state) || isEmptyState(c.lastState)));
+  if (!has) return status;
+  const copy = deepCopy(status);
+  for (const list of lists(copy)) {
+    for (const c of list ?? []) {
+      if (isEmptyState(c.state)) delete c.state;
+      if (isEmptyState(c.lastState)) delete c.lastState;
+    }
+  }
+  return copy;
+}
+
+/**
  * True when two statuses are equal as far as the kubelet is concerned: the kubelet-owned and
  * shared conditions of `status` compare by status, reason and message only (not by times), and
  * everything else deeply (upstream `isPodStatusByKubeletEqual`).
