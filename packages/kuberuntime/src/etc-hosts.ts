@@ -4,7 +4,7 @@ import type { HostAlias, Pod } from '@kubelet-kit/core';
 import { type Mount, MountPropagation, type PartialMessage } from '@kubelet-kit/cri';
 
 // The kubelet-managed /etc/hosts of a pod (upstream `kubelet_pods.go` makeHostsMount and
-// ensureHostsFile): written once per pod under its directory and mounted into each container.
+// ensureHostsFile): kept under the pod's directory and mounted into each container.
 
 const managedHostsHeader = '# Kubernetes-managed hosts file.\n';
 const managedHostsHeaderWithHostNetwork = '# Kubernetes-managed hosts file (host network).\n';

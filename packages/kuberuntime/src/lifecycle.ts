@@ -70,17 +70,18 @@ export class HandlerRunner {
   async run(target: HookTarget, handler: LifecycleHandler): Promise<void> {
     const pod = `${target.pod.metadata?.name}_${target.pod.metadata?.namespace}(${target.pod.metadata?.uid})`;
     if (handler.exec) {
+      const command = handler.exec.command ?? [];
       let res: Awaited<ReturnType<CommandRunner['runInContainer']>>;
       try {
         res = await this.#runner.runInContainer({
           containerId: target.containerId.id,
-          cmd: handler.exec.command ?? [],
+          cmd: command,
           timeoutMs: 0,
           ...(target.signal ? { signal: target.signal } : {}),
         });
       } catch (err) {
         throw new LifecycleHookError(
-          `Exec lifecycle hook (${commandList(handler.exec.command ?? [])}) for Container "${target.container.name}" in Pod "${pod}" failed - error: ${errorMessage(err)}, message: ""`,
+          `Exec lifecycle hook (${commandList(command)}) for Container "${target.container.name}" in Pod "${pod}" failed - error: ${errorMessage(err)}, message: ""`,
         );
       }
       if (res.exitCode !== 0) {
@@ -88,7 +89,7 @@ export class HandlerRunner {
         const stderr = Buffer.from(res.stderr).toString();
         const output = Buffer.from(res.stdout).toString() + stderr;
         throw new LifecycleHookError(
-          `Exec lifecycle hook (${commandList(handler.exec.command ?? [])}) for Container "${target.container.name}" in Pod "${pod}" failed - error: command '${(handler.exec.command ?? []).join(' ')}' exited with ${res.exitCode}: ${stderr}, message: ${JSON.stringify(output)}`,
+          `Exec lifecycle hook (${commandList(command)}) for Container "${target.container.name}" in Pod "${pod}" failed - error: command '${command.join(' ')}' exited with ${res.exitCode}: ${stderr}, message: ${JSON.stringify(output)}`,
         );
       }
       return;

@@ -518,8 +518,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     const sandboxStatuses = listedSandboxes.filter((s): s is RuntimeSandboxStatus => s !== undefined);
     // Only the newest listed sandbox gives the pod its IPs: if it went away since the listing,
     // an older ready one does not stand in for it.
-    const newestSandbox = listedSandboxes[0];
-    const ips = newestSandbox ? podIPsOf([newestSandbox]) : [];
+    const ips = podIPsOf(listedSandboxes[0]);
     const containerStatuses = (
       await Promise.all(
         containerList.containers.map((c) => {
@@ -746,7 +745,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
           composable = false;
           return done();
         }
-        const message = err instanceof SandboxCreationError ? err.message : errorMessage(err);
+        const message = errorMessage(err);
         results.push({ action: 'CreatePodSandbox', target, error: 'CreatePodSandboxError', message });
         const cause = err instanceof SandboxCreationError ? err.cause : err;
         this.#recorder.event(
@@ -1389,17 +1388,16 @@ function composePodStatus(
   );
   return {
     ...before,
-    ips: podIPsOf(sandboxStatuses),
+    ips: podIPsOf(sandboxStatuses[0]),
     sandboxStatuses,
     containerStatuses,
     timestamp,
   };
 }
 
-/** A pod's IPs: its newest sandbox's, while that sandbox is ready (statuses newest first). */
-function podIPsOf(sandboxStatuses: readonly RuntimeSandboxStatus[]): readonly string[] {
-  const newest = sandboxStatuses[0];
-  return newest && newest.state === 'ready' ? newest.ips : [];
+/** A pod's IPs: its newest sandbox's, while that sandbox is ready. */
+function podIPsOf(newest: RuntimeSandboxStatus | undefined): readonly string[] {
+  return newest?.state === 'ready' ? newest.ips : [];
 }
 
 /** A sandbox's IPs (upstream `determinePodSandboxIPs`): the primary if any, then the others; none if one is not an IP. */

@@ -88,10 +88,9 @@ export function getPodDNS(pod: Pod, options: DNSOptions = {}): DNSConfig {
   let cfg: DNSConfig = { servers: [], searches: [], options: [] };
   const host = parseResolvConf(options.resolvConf ?? '/etc/resolv.conf');
   if (policy === 'Default') {
-    cfg = host;
     // No resolv.conf at all: the local resolver, and no search (upstream's reading of the
     // resolver library's default; without node IPs at hand, IPv4 loopback).
-    if (options.resolvConf === '') cfg = { servers: ['127.0.0.1'], searches: ['.'], options: [] };
+    cfg = options.resolvConf === '' ? { servers: ['127.0.0.1'], searches: ['.'], options: [] } : host;
   } else if (policy === 'ClusterFirst' || policy === 'ClusterFirstWithHostNet') {
     const domain = options.clusterDomain ?? 'cluster.local';
     const ns = pod.metadata?.namespace ?? 'default';
@@ -231,8 +230,8 @@ export function generatePodSandboxConfig(
   if (!pod.spec?.hostNetwork) {
     const hostname = generatePodHostname(pod, options.clusterDomain);
     // The kernel's nodename holds 64 characters: a longer FQDN cannot be set, so there is no
-    // sandbox for this pod (upstream GetNodenameForKernel).
-    if (pod.spec?.setHostnameAsFQDN && pod.spec.subdomain && hostname.length > maxFQDNLength) {
+    // sandbox for this pod (upstream GetNodenameForKernel). Only an FQDN can be that long.
+    if (hostname.length > maxFQDNLength) {
       throw new Error(
         `failed to construct FQDN from pod hostname and cluster domain, FQDN ${hostname} is too long (${maxFQDNLength} characters is the max, ${hostname.length} characters requested)`,
       );
