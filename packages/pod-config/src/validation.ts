@@ -349,22 +349,17 @@ function validateContainer(
     );
   }
   validateProbe(c.startupProbe, `${field}.startupProbe`, errs, true);
-  if (c.lifecycle?.postStart)
-    validateHandler(
-      c.lifecycle.postStart,
-      `${field}.lifecycle.postStart`,
-      errs,
-      ['exec', 'httpGet', 'tcpSocket', 'sleep'],
-      gracePeriod,
-    );
-  if (c.lifecycle?.preStop)
-    validateHandler(
-      c.lifecycle.preStop,
-      `${field}.lifecycle.preStop`,
-      errs,
-      ['exec', 'httpGet', 'tcpSocket', 'sleep'],
-      gracePeriod,
-    );
+  for (const hook of ['postStart', 'preStop'] as const) {
+    const handler = c.lifecycle?.[hook];
+    if (handler)
+      validateHandler(
+        handler,
+        `${field}.lifecycle.${hook}`,
+        errs,
+        ['exec', 'httpGet', 'tcpSocket', 'sleep'],
+        gracePeriod,
+      );
+  }
 }
 
 function validateVolumes(volumes: Volume[], errs: Errors): Set<string> {

@@ -73,15 +73,13 @@ export function extractContainerResourceValue(
   const limits = container.resources?.limits ?? {};
   const requests = container.resources?.requests ?? {};
   // A limit that is unset or zero takes node allocatable (upstream MergeContainerResourceLimits);
-  // requests have no fallback.
-  const unset = (q: string | number | undefined, fallback: number | undefined) =>
-    fallback !== undefined && (q === undefined || parseQuantity(q) === 0);
-  const cpu = (q: string | number | undefined, fallback?: number): string => {
-    const milli = unset(q, fallback) ? (fallback ?? 0) * 1000 : q === undefined ? 0 : quantityMilliValue(q);
+  // requests have no fallback (an unset one is 0).
+  const cpu = (q: string | number | undefined, fallback = 0): string => {
+    const milli = q === undefined || parseQuantity(q) === 0 ? fallback * 1000 : quantityMilliValue(q);
     return String(Math.ceil(milli / (divisor * 1000)));
   };
-  const bytes = (q: string | number | undefined, fallback?: number): string => {
-    const v = unset(q, fallback) ? (fallback ?? 0) : q === undefined ? 0 : Math.ceil(parseQuantity(q));
+  const bytes = (q: string | number | undefined, fallback = 0): string => {
+    const v = q === undefined || parseQuantity(q) === 0 ? fallback : Math.ceil(parseQuantity(q));
     return String(Math.ceil(v / divisor));
   };
   switch (selector.resource) {

@@ -26,13 +26,11 @@ function podMemoryLimit(pod: Pod): number | undefined {
   let sidecars = 0;
   let initMax = 0;
   for (const c of pod.spec?.initContainers ?? []) {
-    let use: number;
+    const limit = limitOf(c);
+    const use = sidecars + limit;
     if (c.restartPolicy === 'Always') {
-      sidecars += limitOf(c);
-      total += limitOf(c);
-      use = sidecars;
-    } else {
-      use = limitOf(c) + sidecars;
+      sidecars = use;
+      total += limit;
     }
     if (use === 0) declared = false;
     initMax = Math.max(initMax, use);

@@ -32,16 +32,14 @@ export class ProjectedPlugin extends ProjectionPlugin {
     const defaultMode = source.defaultMode ?? DEFAULT_PROJECTION_MODE;
     const namespace = pod.metadata?.namespace ?? 'default';
     const payload: Payload = new Map();
-    const merge = (part: Payload) => {
-      for (const [k, v] of part) payload.set(k, v);
-    };
     // As upstream's collectData, a failing source does not stop the others; the errors are
     // reported together once every source was tried.
     const errors: unknown[] = [];
     for (const s of source.sources ?? []) {
       signal?.throwIfAborted();
       try {
-        await this.#collectSource(s, pod, defaultMode, namespace, merge, signal);
+        for (const [k, v] of await this.#collectSource(s, pod, defaultMode, namespace, signal))
+          payload.set(k, v);
       } catch (err) {
         errors.push(err);
       }
@@ -50,37 +48,40 @@ export class ProjectedPlugin extends ProjectionPlugin {
     return payload;
   }
 
+  /** One source's part of the payload; empty for a missing optional object. */
   async #collectSource(
     s: VolumeProjection,
     pod: Pod,
     defaultMode: number,
     namespace: string,
-    merge: (part: Payload) => void,
     signal?: AbortSignal,
-  ): Promise<void> {
+  ): Promise<Payload> {
     if (s.secret) {
       const getter = this.#getter();
       const name = s.secret.name ?? '';
       const optional = s.secret.optional === true;
       const secret = await getter.getSecret(namespace, name, signal);
       if (!secret) {
-        if (optional) return;
+        if (optional) return new Map();
         throw new VolumeSetUpError('FailedMount', `secrets ${JSON.stringify(name)} not found`);
       }
-      merge(makeKeyedPayload('secret', secretData(secret), s.secret.items, defaultMode, optional));
-    } else if (s.configMap) {
+      return makeKeyedPayload('secret', secretData(secret), s.secret.items, defaultMode, optional);
+    }
+    if (s.configMap) {
       const getter = this.#getter();
       const name = s.configMap.name ?? '';
       const optional = s.configMap.optional === true;
       const cm = await getter.getConfigMap(namespace, name, signal);
       if (!cm) {
-        if (optional) return;
+        if (optional) return new Map();
         throw new VolumeSetUpError('FailedMount', `configmaps ${JSON.stringify(name)} not found`);
       }
-      merge(makeKeyedPayload('configmap', configMapData(cm), s.configMap.items, defaultMode, optional));
-    } else if (s.downwardAPI) {
-      merge(collectDownwardAPIData(s.downwardAPI.items ?? [], pod, this.host.nodeAllocatable(), defaultMode));
-    } else if (s.serviceAccountToken) {
+      return makeKeyedPayload('configmap', configMapData(cm), s.configMap.items, defaultMode, optional);
+    }
+    if (s.downwardAPI) {
+      return collectDownwardAPIData(s.downwardAPI.items ?? [], pod, this.host.nodeAllocatable(), defaultMode);
+    }
+    if (s.serviceAccountToken) {
       const tokenGetter = this.host.tokenGetter;
       if (!tokenGetter) {
         throw new VolumeSetUpError('FailedMount', 'serviceAccountToken projection needs a token getter');
@@ -95,10 +96,12 @@ export class ProjectedPlugin extends ProjectionPlugin {
       // With an fsGroup the token starts private; the ownership change then adds group read
       // (0600 → 0640) instead of leaving it readable by everyone.
       const fsGroupSet = pod.spec?.securityContext?.fsGroup !== undefined;
-      merge(new Map([[s.serviceAccountToken.path, { data: token, mode: fsGroupSet ? 0o600 : defaultMode }]]));
-    } else if (s.clusterTrustBundle) {
+      return new Map([[s.serviceAccountToken.path, { data: token, mode: fsGroupSet ? 0o600 : defaultMode }]]);
+    }
+    if (s.clusterTrustBundle) {
       throw new VolumeSetUpError('FailedMount', 'clusterTrustBundle projections are not supported');
     }
+    return new Map();
   }
 
   #getter() {

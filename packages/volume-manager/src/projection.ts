@@ -119,7 +119,7 @@ function cleanMountPath(p: string): string {
  * mount point made later. Only the outermost of nested mount points counts; a mount path that
  * climbs out with `../` is refused.
  */
-export function nestedMountpoints(volumeName: string, pod: Pod): string[] {
+function nestedMountpoints(volumeName: string, pod: Pod): string[] {
   const out: string[] = [];
   for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) {
     const all = (c.volumeMounts ?? []).map((m) => cleanMountPath(m.mountPath)).sort();
@@ -143,8 +143,8 @@ export function nestedMountpoints(volumeName: string, pod: Pod): string[] {
 
 /**
  * The shared half of the API data volumes (configMap, secret, downwardAPI, projected): a wrapped
- * emptyDir (tmpfs for secrets) holding an {@link AtomicWriter} projection, re-projected on each
- * set-up.
+ * emptyDir (tmpfs for all but configMaps) holding an {@link AtomicWriter} projection,
+ * re-projected on each set-up.
  */
 export abstract class ProjectionPlugin implements VolumePlugin {
   abstract readonly name: string;
@@ -152,7 +152,7 @@ export abstract class ProjectionPlugin implements VolumePlugin {
   readonly readOnly = true;
   readonly usesPodVolumeDir = true;
   protected readonly host: VolumeHost;
-  /** Whether the content lives on tmpfs (secrets, and projected volumes holding secrets or tokens). */
+  /** Whether the content lives on tmpfs (secret, downwardAPI and projected volumes). */
   protected abstract readonly memoryBacked: boolean | ((volume: Volume) => boolean);
 
   constructor(options: { host: VolumeHost }) {

@@ -80,6 +80,6 @@ export async function resolveSubPath(volumeHostPath: string, subPath: string): P
     throw new SubPathError(`subPath ${JSON.stringify(subPath)} is outside of the volume ${volumeHostPath}`);
   }
   // The umask applied to mkdir; the directory the container gets has the exact mode.
-  if (created !== undefined && created === final) await fs.chmod(created, perm);
+  if (created === final) await fs.chmod(final, perm);
   return final;
 }

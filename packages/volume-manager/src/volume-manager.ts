@@ -257,13 +257,13 @@ export class BasicVolumeManager implements VolumeManager {
 
   async waitForAttachAndMount(pod: Pod, options: WaitOptions = {}): Promise<void> {
     // Only volumes some container mounts are expected (upstream getExpectedVolumes).
-    const expected = [...podVolumeNames(pod)];
+    const expected = [...podVolumeNames(pod)].sort();
     if (expected.length === 0) return;
     const uid = uidOf(pod);
     if (!this.#podState.shouldPodContainersBeTerminating(uid)) this.#addPod(pod);
     this.reprocessPod(uid);
     this.#kick();
-    const unmounted = () => expected.filter((name) => !this.#asw.get(uid, name)).sort();
+    const unmounted = () => expected.filter((name) => !this.#asw.get(uid, name));
     const deadline = this.#clock.now() + this.#waitTimeoutMs;
     for (;;) {
       if (unmounted().length === 0) return;
