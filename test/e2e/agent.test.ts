@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Pod } from '@kubelet-kit/core';
+import { ContainerState } from '@kubelet-kit/cri';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AgentProcess,
@@ -215,5 +216,56 @@ describe('kubelet-kit run on containerd', () => {
         now.status?.containerStatuses?.map((c) => [c.name, c.restartCount, c.ready, c.containerID]),
       ).toEqual(was.status?.containerStatuses?.map((c) => [c.name, c.restartCount, c.ready, c.containerID]));
     }
+  });
+});
+
+describe('kubelet-kit run on containerd: activeDeadlineSeconds', () => {
+  const deadlineNode = `e2e-${randomBytes(3).toString('hex')}`;
+  let dir: string;
+  let agent: AgentProcess | undefined;
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kk-agent-e2e-deadline-'));
+    const manifests = path.join(dir, 'manifests');
+    fs.mkdirSync(manifests);
+    fs.writeFileSync(
+      path.join(manifests, 'job.yaml'),
+      manifest('job', [{ name: 'main', command: sleeper }], '  activeDeadlineSeconds: 6\n'),
+    );
+    agent = await startAgent({
+      nodeName: deadlineNode,
+      manifestDir: manifests,
+      rootDir: path.join(dir, 'root'),
+    });
+  });
+
+  afterAll(async () => {
+    await agent?.stop();
+    await removeNodePods(deadlineNode);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('fails the pod with DeadlineExceeded once it has run that long, and stops its container', async () => {
+    const name = `job-${deadlineNode}`;
+    const running = await waitFor('job Running', async () => {
+      const pod = podNamed(await agent!.pods(), name);
+      return pod?.status?.phase === 'Running' ? pod : undefined;
+    });
+    const startedAt = Date.parse(running.status?.startTime ?? '');
+    const failed = await waitFor('job Failed', async () => {
+      const pod = podNamed(await agent!.pods(), name);
+      return pod?.status?.phase === 'Failed' ? pod : undefined;
+    });
+    // Not before the deadline (start times are whole seconds).
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(6_000);
+    expect(failed.status?.reason).toBe('DeadlineExceeded');
+    expect(failed.status?.message).toBe('Pod was active on the node longer than the specified deadline');
+    await waitFor('job container stopped', async () => {
+      const { containers } = await runtimeState(deadlineNode);
+      return containers.length > 0 && containers.every((c) => c.state !== ContainerState.CONTAINER_RUNNING)
+        ? true
+        : undefined;
+    });
+    expect(agent!.logs.some((l) => l.event === 'DeadlineExceeded')).toBe(true);
   });
 });
