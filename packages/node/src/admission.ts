@@ -71,6 +71,11 @@ export class PodResourceUsage {
     return this.#milliCPU / 1000;
   }
 
+  /** Whole millicores, as the fit check compares them. */
+  get milliCPU(): number {
+    return this.#milliCPU;
+  }
+
   /** Bytes. */
   get memory(): number {
     return this.#memory;
@@ -229,7 +234,7 @@ export function admitPod(options: AdmitPodOptions): PodAdmitResult {
   // Whole millicores and bytes, as upstream's fitsRequest; a float sum of 100m + 200m + 700m
   // would not fit one core.
   const amounts = [
-    ['cpu', podMilliCPU(pod), Math.round(held.cpu * 1000), quantityMilliValue(allocatable.cpu)],
+    ['cpu', podMilliCPU(pod), held.milliCPU, quantityMilliValue(allocatable.cpu)],
     ['memory', podMemory(pod), held.memory, quantityValue(allocatable.memory)],
   ] as const;
   for (const [name, requested, used, capacity] of amounts) {

@@ -605,8 +605,9 @@ export class Kubelet implements PodSyncer {
     const possiblyRunning = new Set<string>();
     for (const [uid, sync] of workingPods) if (sync.state !== 'terminated') possiblyRunning.add(uid);
     o.probeManager?.cleanupPods(possiblyRunning);
-    const statusKeep = new Set<string>([...desired, ...workingPods.keys()]);
-    o.statusManager.removeOrphanedStatuses(statusKeep);
+    // Pods a source wants or a worker still holds: their statuses and directories stay.
+    const keep = new Set<string>([...desired, ...workingPods.keys()]);
+    o.statusManager.removeOrphanedStatuses(keep);
 
     const runningPods = await o.runtime.getPods(false, this.#abort.signal);
     let containers = 0;
@@ -628,7 +629,7 @@ export class Kubelet implements PodSyncer {
     );
     o.metrics?.runningContainers.set({ container_state: 'running' }, containers);
 
-    await this.#cleanupOrphanedPodDirs(new Set([...desired, ...workingPods.keys()]));
+    await this.#cleanupOrphanedPodDirs(keep);
     await this.#deleteOrphanedMirrorPods();
 
     // A UID whose worker was just purged (a create arrived while it was terminating) starts again.
@@ -760,14 +761,11 @@ export class Kubelet implements PodSyncer {
       });
     }
     if (mirrorPod && !deleted) return;
-    try {
-      await client.createMirrorPod(staticPod);
-    } catch (err) {
-      // It exists already: its arrival from the API server makes it known.
-      if ((err as { code?: unknown }).code !== 409) {
-        this.#log.error({ pod: fullName, err: String(err) }, 'failed creating a mirror pod');
-      }
-    }
+    await client
+      .createMirrorPod(staticPod)
+      .catch((err: unknown) =>
+        this.#log.error({ pod: fullName, err: String(err) }, 'failed creating a mirror pod'),
+      );
   }
 
   /** Upstream `deleteOrphanedMirrorPods`: mirror pods whose static pod is gone, unless it is still stopping. */

@@ -15,8 +15,9 @@ import type { CoreV1Api } from '@kubernetes/client-node';
 export interface MirrorClient {
   /**
    * Creates the mirror pod of a static pod: a copy whose `kubernetes.io/config.mirror`
-   * annotation holds the static pod's hash, owned by this node's Node object. Rejects on failure;
-   * an `AlreadyExists` failure carries HTTP code 409.
+   * annotation holds the static pod's hash, owned by this node's Node object. A mirror that
+   * exists already counts as made (its arrival from the API server makes it known); other
+   * failures reject.
    */
   createMirrorPod(pod: Pod): Promise<void>;
   /**
@@ -88,11 +89,16 @@ export class ApiserverMirrorClient implements MirrorClient {
         ],
       },
     };
-    // The client's types want its own model classes; the plain object is what goes on the wire.
-    await this.#api.createNamespacedPod({
-      namespace: pod.metadata?.namespace ?? 'default',
-      body: mirror as Parameters<MirrorPodApi['createNamespacedPod']>[0]['body'],
-    });
+    try {
+      // The client's types want its own model classes; the plain object is what goes on the wire.
+      await this.#api.createNamespacedPod({
+        namespace: pod.metadata?.namespace ?? 'default',
+        body: mirror as Parameters<MirrorPodApi['createNamespacedPod']>[0]['body'],
+      });
+    } catch (err) {
+      // AlreadyExists: an earlier sync made it.
+      if (httpCode(err) !== 409) throw err;
+    }
   }
 
   async deleteMirrorPod(podFullName: string, uid: string | undefined): Promise<boolean> {
