@@ -1,5 +1,5 @@
 // Checks that every package packs alone (`npm pack --dry-run` in its folder) with its built
-// entry points, README and no tests or sources of other packages.
+// entry points, README, LICENSE and no tests or sources of other packages.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,7 +14,7 @@ for (const name of fs.readdirSync(path.join(root, 'packages')).sort()) {
     encoding: 'utf8',
   });
   const files = new Set(JSON.parse(out)[0].files.map((f) => f.path));
-  const wanted = ['README.md', 'package.json'];
+  const wanted = ['README.md', 'LICENSE', 'package.json'];
   for (const entry of Object.values(pkg.exports)) {
     wanted.push(entry.import.replace(/^\.\//, ''), entry.types.replace(/^\.\//, ''));
   }
