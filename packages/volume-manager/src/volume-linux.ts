@@ -150,11 +150,15 @@ function fdPath(handle: FileHandle): string {
 
 /** Upstream's `walkDeep`: children before their directory, entries unsorted, links not followed. */
 class OwnershipWalk {
-  constructor(
-    private readonly fsGroup: number,
-    private readonly readOnly: boolean,
-    private readonly logger: Logger,
-  ) {}
+  readonly #fsGroup: number;
+  readonly #readOnly: boolean;
+  readonly #logger: Logger;
+
+  constructor(fsGroup: number, readOnly: boolean, logger: Logger) {
+    this.#fsGroup = fsGroup;
+    this.#readOnly = readOnly;
+    this.#logger = logger;
+  }
 
   async root(dir: string): Promise<void> {
     const st = await fs.lstat(dir);
@@ -162,7 +166,7 @@ class OwnershipWalk {
       // A root that is no directory is changed like any entry, from its parent.
       const parent = await fs.open(path.dirname(dir), openDirFlags);
       try {
-        await this.#entry(fdPath(parent), path.basename(dir), st);
+        await this.#entry(fdPath(parent), path.basename(dir), st, dir);
       } finally {
         await parent.close();
       }
@@ -184,7 +188,7 @@ class OwnershipWalk {
       await this.#change(
         shown,
         st,
-        () => handle.chown(-1, this.fsGroup),
+        () => handle.chown(-1, this.#fsGroup),
         (mode) => handle.chmod(mode),
       );
     } finally {
@@ -192,25 +196,29 @@ class OwnershipWalk {
     }
   }
 
-  /** One entry of the directory open at `dirFd`, as `lstat` found it. */
-  async #entry(dirFd: string, name: string, st: Stats, shown = name): Promise<void> {
+  /** One entry of the directory open at `dirFd`, as `lstat` found it; `shown` names it in logs. */
+  async #entry(dirFd: string, name: string, st: Stats, shown: string): Promise<void> {
     const at = `${dirFd}/${name}`;
     if (st.isDirectory()) return this.#directory(at, shown);
     if (st.isSymbolicLink()) {
       // The link gets the group; chmod would go through it to its target, so it is left out.
-      await this.#change(shown, st, () => fs.lchown(at, -1, this.fsGroup));
+      await this.#change(shown, st, () => fs.lchown(at, -1, this.#fsGroup));
       return;
     }
-    // Held by an O_PATH descriptor: chmod through /proc/self/fd reaches this very file, never a
-    // link put in its place.
+    // Held by an O_PATH descriptor: chown and chmod through /proc/self/fd reach this very file,
+    // never a link put in its place.
     const handle = await fs.open(at, openEntryFlags);
     try {
       const current = await handle.stat();
+      if (current.isSymbolicLink()) {
+        await this.#change(shown, current, () => fs.lchown(at, -1, this.#fsGroup));
+        return;
+      }
       await this.#change(
         shown,
         current,
-        () => fs.lchown(at, -1, this.fsGroup),
-        current.isSymbolicLink() ? undefined : (mode) => fs.chmod(fdPath(handle), mode),
+        () => fs.chown(fdPath(handle), -1, this.#fsGroup),
+        (mode) => fs.chmod(fdPath(handle), mode),
       );
     } finally {
       await handle.close();
@@ -227,14 +235,14 @@ class OwnershipWalk {
     try {
       await chown();
     } catch (err) {
-      this.logger.error({ path: shown, err: String(err) }, 'Lchown failed');
+      this.#logger.error({ path: shown, err: String(err) }, 'Lchown failed');
     }
     if (!chmod) return;
     try {
       // The mode from before the chown: a chown clears setuid and setgid of an executable.
-      await chmod(newMode(st, this.readOnly));
+      await chmod(newMode(st, this.#readOnly));
     } catch (err) {
-      this.logger.error({ path: shown, err: String(err) }, 'chmod failed');
+      this.#logger.error({ path: shown, err: String(err) }, 'chmod failed');
     }
   }
 }
