@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { type Container, type Pod, parseQuantity, type Volume } from '@kubelet-kit/core';
+import { podVolumeOwnership, setVolumeOwnership } from './volume-linux.js';
 import type { VolumeHost, VolumePlugin, VolumeSpec } from './volume-plugin.js';
 
 /** The plugin name of emptyDir volumes. */
@@ -95,6 +96,23 @@ export async function setUpTmpfsDir(
   }
 }
 
+/**
+ * The ownership step of upstream's emptyDir `SetUpAt`: with an fsGroup the directory gets the
+ * group, group read-write and setgid. Upstream passes no change policy (the pod's
+ * `fsGroupChangePolicy` does not apply to emptyDir) and ignores a failure, which is logged here.
+ */
+export async function setEmptyDirOwnership(
+  host: VolumeHost,
+  dir: string,
+  fsGroup: number | undefined,
+): Promise<void> {
+  try {
+    await setVolumeOwnership({ dir, fsGroup, readOnly: false, logger: host.logger, clock: host.clock });
+  } catch (err) {
+    host.logger.warn({ dir, fsGroup, err: String(err) }, 'setting volume ownership failed');
+  }
+}
+
 /** Unmounts `dir` while it is a mount point, then removes it. */
 export async function tearDownDir(host: VolumeHost, dir: string, signal?: AbortSignal): Promise<void> {
   // Bounded: a directory mounted over several times needs one umount each.
@@ -125,6 +143,7 @@ export class EmptyDirPlugin implements VolumePlugin {
   async setUp(spec: VolumeSpec, signal?: AbortSignal): Promise<void> {
     const source = spec.volume.emptyDir ?? {};
     const dir = spec.podVolumeDir;
+    const { fsGroup } = podVolumeOwnership(spec.pod);
     if (source.medium === 'Memory') {
       const size = memoryVolumeSize(this.#host, spec.pod, source.sizeLimit);
       await setUpTmpfsDir(this.#host, dir, size, false, signal);
@@ -134,6 +153,9 @@ export class EmptyDirPlugin implements VolumePlugin {
     } else {
       throw new Error(`unknown storage medium ${JSON.stringify(source.medium)}`);
     }
+    // Once, as upstream's ready file makes it: the reconciler sets an emptyDir up only while it
+    // is not mounted, before any container of the pod runs.
+    await setEmptyDirOwnership(this.#host, dir, fsGroup);
   }
 
   tearDown(podVolumeDir: string, signal?: AbortSignal): Promise<void> {

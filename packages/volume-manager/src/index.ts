@@ -45,6 +45,12 @@ export {
 export { SECRET_PLUGIN_NAME, SecretPlugin, secretData } from './secret.js';
 export { resolveSubPath, SubPathError } from './subpath.js';
 export {
+  type FSGroupChangePolicy,
+  podVolumeOwnership,
+  setVolumeOwnership,
+  type VolumeOwnershipOptions,
+} from './volume-linux.js';
+export {
   BasicVolumeManager,
   DESIRED_STATE_POPULATOR_PERIOD_MS,
   OPERATION_INITIAL_BACKOFF_MS,

@@ -1,8 +1,9 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { KeyToPath, Pod, Volume } from '@kubelet-kit/core';
-import { AtomicWriter, type FileProjection } from './atomic-writer.js';
-import { memoryVolumeSize, setUpDir, setUpTmpfsDir, tearDownDir } from './empty-dir.js';
+import { AtomicWriter, DATA_DIR_NAME, type FileProjection } from './atomic-writer.js';
+import { memoryVolumeSize, setEmptyDirOwnership, setUpDir, setUpTmpfsDir, tearDownDir } from './empty-dir.js';
+import { podVolumeOwnership, setVolumeOwnership } from './volume-linux.js';
 import type { VolumeHost, VolumePlugin, VolumeSpec } from './volume-plugin.js';
 
 /** The API default of `defaultMode` for configMap, secret, downwardAPI and projected volumes. */
@@ -86,25 +87,13 @@ export function ownValue<T>(map: Readonly<Record<string, T>> | undefined, key: s
   return map !== undefined && Object.hasOwn(map, key) ? map[key] : undefined;
 }
 
-/**
- * Gives the pod's fsGroup group ownership of the new data directory, with group read (and for
- * directories execute and setgid) added, as upstream's `SetVolumeOwnership` for read-only volumes.
- */
-async function setVolumeOwnership(dir: string, fsGroup: number): Promise<void> {
-  const walk = async (p: string): Promise<void> => {
-    const st = await fs.lstat(p);
-    if (st.isSymbolicLink()) {
-      // Links get the group too, but no mode (upstream changes it with lchown only).
-      await fs.lchown(p, st.uid, fsGroup);
-      return;
-    }
-    await fs.chown(p, st.uid, fsGroup);
-    let mode = (st.mode & 0o7777) | 0o440;
-    if (st.isDirectory()) mode |= 0o2000 | 0o110;
-    await fs.chmod(p, mode);
-    if (st.isDirectory()) for (const e of await fs.readdir(p)) await walk(path.join(p, e));
-  };
-  await walk(dir);
+async function exists(p: string): Promise<boolean> {
+  try {
+    await fs.lstat(p);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Go's `filepath.Clean` for a mount path: normalized, no trailing slash except for `/`. */
@@ -169,11 +158,16 @@ export abstract class ProjectionPlugin implements VolumePlugin {
   }
 
   async setUp(spec: VolumeSpec, signal?: AbortSignal): Promise<void> {
+    // Upstream's MounterArgs, checked before anything is made.
+    const { fsGroup } = podVolumeOwnership(spec.pod);
     // The payload first: a volume whose source is missing is not created at all.
     const payload = await this.makePayload(spec.pod, spec.volume, signal);
     const dir = spec.podVolumeDir;
     const memory =
       typeof this.memoryBacked === 'function' ? this.memoryBacked(spec.volume) : this.memoryBacked;
+    // Upstream's wrapped emptyDir is set up (ownership included) only until its ready file
+    // exists, i.e. until the first projection succeeded.
+    const firstSetUp = !(await exists(path.join(dir, DATA_DIR_NAME)));
     // The wrapped emptyDir: a memory-backed one is sized like any memory emptyDir without a
     // sizeLimit (the pod's memory limit or node allocatable).
     if (memory) {
@@ -181,6 +175,7 @@ export abstract class ProjectionPlugin implements VolumePlugin {
     } else {
       await setUpDir(dir);
     }
+    if (firstSetUp) await setEmptyDirOwnership(this.host, dir, fsGroup);
     for (const sub of nestedMountpoints(spec.volume.name, spec.pod)) {
       await fs.mkdir(path.join(dir, sub), { recursive: true, mode: 0o755 });
     }
@@ -190,10 +185,19 @@ export abstract class ProjectionPlugin implements VolumePlugin {
       logger: this.host.logger,
       clock: this.host.clock,
     });
-    const fsGroup = spec.pod.spec?.securityContext?.fsGroup;
-    // Upstream applies the ownership to the whole volume, not only the new data directory: on
-    // the first write the root and the links outside the data directory are new too.
-    await writer.write(payload, fsGroup === undefined ? undefined : () => setVolumeOwnership(dir, fsGroup));
+    // As upstream, after each new data directory is written and before it becomes visible, the
+    // whole volume (root, nested mount points, links of earlier writes) gets the group,
+    // read-only style. No change policy, as upstream: with OnRootMismatch an update would skip
+    // the new files, since the root already fits.
+    const setPerms = async () =>
+      setVolumeOwnership({
+        dir,
+        fsGroup,
+        readOnly: this.readOnly,
+        logger: this.host.logger,
+        clock: this.host.clock,
+      });
+    await writer.write(payload, fsGroup === undefined ? undefined : setPerms);
   }
 
   tearDown(podVolumeDir: string, signal?: AbortSignal): Promise<void> {
