@@ -531,6 +531,17 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       restartCount: annotated.restartCount,
       reason,
       message,
+      ...(s.user?.linux
+        ? {
+            user: {
+              linux: {
+                uid: s.user.linux.uid,
+                gid: s.user.linux.gid,
+                supplementalGroups: [...s.user.linux.supplementalGroups],
+              },
+            },
+          }
+        : {}),
     };
   }
 

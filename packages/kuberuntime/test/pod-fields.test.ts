@@ -282,3 +282,21 @@ describe('supplementalGroupsPolicy', () => {
     );
   });
 });
+
+describe('container user', () => {
+  it('is read from a runtime that reports it (containerd 2 with SupplementalGroupsPolicy), absent otherwise', async () => {
+    const spec = {
+      securityContext: { runAsUser: 1000, runAsGroup: 3000, supplementalGroups: [5000] },
+      containers: [{ name: 'a', image: 'busybox' }],
+    };
+    const plain = makePod(spec);
+    await h.sync(plain);
+    expect((await h.status(plain)).containerStatuses[0]!.user).toBeUndefined();
+    h.server.setRuntimeFeatures({ supplementalGroupsPolicy: true });
+    const reported = makePod(spec);
+    await h.sync(reported);
+    expect((await h.status(reported)).containerStatuses[0]!.user).toEqual({
+      linux: { uid: 1000, gid: 3000, supplementalGroups: [3000, 5000] },
+    });
+  });
+});

@@ -78,6 +78,22 @@ export interface FakeRuntimeFeatures {
   userNamespacesHostNetwork?: boolean;
 }
 
+/**
+ * The first process's identity, as a runtime with SupplementalGroupsPolicy reports it: the
+ * configured uid and gid (0 without), the gid and the configured groups (the image adds none).
+ */
+function containerUser(config: ContainerConfig): ContainerStatus['user'] {
+  const sc = config.linux?.securityContext;
+  const gid = sc?.runAsGroup?.value ?? 0;
+  return {
+    linux: {
+      uid: sc?.runAsUser?.value ?? 0,
+      gid,
+      supplementalGroups: [...new Set([gid, ...(sc?.supplementalGroups ?? [])])],
+    },
+  };
+}
+
 interface SandboxRecord {
   id: string;
   name: string;
@@ -321,6 +337,7 @@ export class FakeRuntimeService {
       imageId: c.imageId,
       resources: { linux: c.resources },
       stopSignal: c.config.stopSignal,
+      ...(this.features?.supplementalGroupsPolicy ? { user: containerUser(c.config) } : {}),
     };
   }
 
