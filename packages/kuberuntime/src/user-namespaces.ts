@@ -87,6 +87,11 @@ export class UserNamespaceManager {
     handlers: readonly RuntimeHandlerInfo[],
   ): PartialMessage<UserNamespace> {
     if (pod.spec?.hostUsers !== false) return { mode: NamespaceMode.NODE, uids: [], gids: [] };
+    // Upstream's API validation forbids host namespaces beside a user namespace; pods from
+    // files never met it.
+    for (const field of ['hostNetwork', 'hostPID', 'hostIPC'] as const) {
+      if (pod.spec[field]) throw new Error(`spec.${field}: Forbidden: when \`hostUsers\` is false`);
+    }
     // Upstream `HandlerSupportsUserNamespaces`: a runtime that reports no handlers is too old.
     if (handlers.length > 0 && !handlers.some((h) => h.name === runtimeHandler)) {
       throw new Error(`the handler ${JSON.stringify(runtimeHandler)} is not known`);

@@ -162,6 +162,16 @@ describe('hostUsers', () => {
     ).toEqual(userns[0]);
   });
 
+  it('false beside a host namespace is refused, as upstream validation does', async () => {
+    h.server.setRuntimeHandlers([{ name: '', userNamespaces: true }]);
+    await h.manager.status();
+    const result = await h.sync(
+      makePod({ hostUsers: false, hostPID: true, containers: [{ name: 'a', image: 'busybox' }] }),
+    );
+    expect(sandboxFailure(result)!.message).toContain('spec.hostPID: Forbidden: when `hostUsers` is false');
+    expect(sandboxCalls()).toHaveLength(0);
+  });
+
   it('unset or true shares the node user namespace', async () => {
     for (const hostUsers of [undefined, true]) {
       const cfg = h.manager.generatePodSandboxConfig(
