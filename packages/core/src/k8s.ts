@@ -4,6 +4,7 @@
 export type { Quantity } from 'kubernetes-types/api/resource.js';
 export type {
   Affinity,
+  AppArmorProfile,
   Capabilities,
   ConfigMap,
   ConfigMapEnvSource,
@@ -65,6 +66,7 @@ export type {
   VolumeProjection,
 } from 'kubernetes-types/core/v1.js';
 export type { ObjectMeta, OwnerReference, Time } from 'kubernetes-types/meta/v1.js';
+export type { Overhead, RuntimeClass, Scheduling } from 'kubernetes-types/node/v1.js';
 
 /** A port or other value that is either a number or a name (upstream's intstr.IntOrString). */
 export type IntOrString = number | string;

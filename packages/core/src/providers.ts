@@ -1,4 +1,4 @@
-import type { ConfigMap, PodStatus, Secret } from './k8s.js';
+import type { ConfigMap, PodStatus, RuntimeClass, Secret } from './k8s.js';
 import type { RuntimePodStatus } from './runtime.js';
 
 // Interfaces through which one manager uses another without importing its implementation.
@@ -69,4 +69,14 @@ export interface PodStateProvider {
   shouldPodRuntimeBeRemoved(uid: string): boolean;
   /** True when the pod is gone for good (deleted and terminated, evicted, or unknown): all its content may go. */
   shouldPodContentBeRemoved(uid: string): boolean;
+}
+
+/**
+ * Looks RuntimeClasses (`node.k8s.io/v1`) up by name: their handler, overhead and scheduling
+ * (upstream's RuntimeClass lister, read by `runtimeclass.Manager`). Implementations: a local list
+ * loaded from files (node's `--runtime-classes`); an API-server informer can implement it too.
+ */
+export interface RuntimeClassGetter {
+  /** The RuntimeClass of that name; undefined when there is none. */
+  getRuntimeClass(name: string): RuntimeClass | undefined;
 }

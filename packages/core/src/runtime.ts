@@ -49,6 +49,17 @@ export interface RuntimeContainerStatus {
   readonly restartCount: number;
   readonly reason: string;
   readonly message: string;
+  /** The identity of the container's first process, when the runtime reports it (CRI `user`). */
+  readonly user?: RuntimeContainerUser;
+}
+
+/** The user a container's first process runs as (upstream `kubecontainer.ContainerUser`). */
+export interface RuntimeContainerUser {
+  readonly linux?: {
+    readonly uid: number;
+    readonly gid: number;
+    readonly supplementalGroups: readonly number[];
+  };
 }
 
 /** One pod sandbox as the runtime reports it. Times are epoch ms. */

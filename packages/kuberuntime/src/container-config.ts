@@ -10,14 +10,20 @@ import {
   MountPropagation,
   type PartialMessage,
   SecurityProfile_ProfileType,
+  type UserNamespace,
 } from '@kubelet-kit/cri';
+import { runtimeAppArmorProfile } from './apparmor.js';
 import { type EnvContext, makeEnvironmentVariables } from './env.js';
 import { type HostsMountOptions, makeHostsMount } from './etc-hosts.js';
 import { expand, mappingFuncFor } from './expansion.js';
 import { type ContainerType, newContainerAnnotations, newContainerLabels } from './labels.js';
 import { getContainerOOMScoreAdjust } from './qos.js';
 import { calculateLinuxResources, type LinuxResourceOptions } from './resources.js';
-import { buildContainerLogsDirectory, namespacesForPod } from './sandbox-config.js';
+import {
+  buildContainerLogsDirectory,
+  namespacesForPod,
+  supplementalGroupsPolicyOf,
+} from './sandbox-config.js';
 
 // The CRI container config (upstream `generateContainerConfig` in `kuberuntime_container.go`,
 // `kuberuntime_container_linux.go`, `security_context.go`).
@@ -121,8 +127,10 @@ export function convertToRuntimeSecurityContext(
   pod: Pod,
   sc: SecurityContext,
   seccompProfileRoot = '/var/lib/kubelet/seccomp',
+  usernsOptions?: PartialMessage<UserNamespace>,
 ): PartialMessage<LinuxContainerSecurityContext> {
   const podSc = pod.spec?.securityContext;
+  const policy = supplementalGroupsPolicyOf(pod);
   const supplementalGroups: number[] = [];
   if (podSc?.fsGroup !== undefined && podSc.fsGroup !== null) supplementalGroups.push(podSc.fsGroup);
   supplementalGroups.push(...(podSc?.supplementalGroups ?? []));
@@ -137,9 +145,10 @@ export function convertToRuntimeSecurityContext(
       dropCapabilities: sc.capabilities?.drop ?? [],
       addAmbientCapabilities: [],
     },
-    namespaceOptions: namespacesForPod(pod),
+    namespaceOptions: namespacesForPod(pod, usernsOptions),
     seccomp: seccompOf(sc.seccompProfile, seccompProfileRoot),
     supplementalGroups,
+    ...(policy !== undefined ? { supplementalGroupsPolicy: policy } : {}),
     maskedPaths: unmasked ? [] : defaultMaskedPaths,
     readonlyPaths: unmasked ? [] : defaultReadonlyPaths,
     ...(sc.runAsUser !== undefined && sc.runAsUser !== null ? { runAsUser: { value: sc.runAsUser } } : {}),
@@ -243,6 +252,17 @@ export interface ContainerConfigContext {
   readonly extraAnnotations?: Readonly<Record<string, string>>;
   /** Mount a kubelet-managed /etc/hosts (pod IPs from `env`); omitted: none. */
   readonly etcHosts?: Omit<HostsMountOptions, 'podIPs'>;
+  /** The pod's user namespace, as its sandbox has it; omitted: the node's. */
+  readonly usernsOptions?: PartialMessage<UserNamespace>;
+}
+
+/** The container's AppArmor profile; a profile that cannot be built is a config error. */
+function appArmorOf(pod: Pod, container: Container) {
+  try {
+    return runtimeAppArmorProfile(pod, container) ?? {};
+  } catch (err) {
+    throw new ContainerConfigError(err instanceof Error ? err.message : String(err));
+  }
 }
 
 /** The config and the host file that receives the termination message. */
@@ -326,8 +346,16 @@ export async function generateContainerConfig(
         oomScoreAdj: getContainerOOMScoreAdjust(pod, container, ctx.memoryCapacity),
       },
       securityContext: withImageUser(
-        // podDir is <root-dir>/pods/<uid>; Localhost seccomp profiles live in <root-dir>/seccomp.
-        convertToRuntimeSecurityContext(pod, sc, path.join(ctx.podDir, '..', '..', 'seccomp')),
+        {
+          // podDir is <root-dir>/pods/<uid>; Localhost seccomp profiles live in <root-dir>/seccomp.
+          ...convertToRuntimeSecurityContext(
+            pod,
+            sc,
+            path.join(ctx.podDir, '..', '..', 'seccomp'),
+            ctx.usernsOptions,
+          ),
+          ...appArmorOf(pod, container),
+        },
         ctx.imageUser,
       ),
     },

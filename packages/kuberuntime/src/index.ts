@@ -4,6 +4,7 @@
  * @packageDocumentation
  */
 
+export * from './apparmor.js';
 export * from './container-config.js';
 export * from './env.js';
 export * from './errors.js';
@@ -18,9 +19,11 @@ export * from './logs.js';
 export * from './pod-actions.js';
 export * from './qos.js';
 export * from './resources.js';
+export * from './runtime-class.js';
 export * from './runtime-manager.js';
 export * from './sandbox-config.js';
 export * from './termination-order.js';
+export * from './user-namespaces.js';
 
 /** Package version. @public */
 export const VERSION = '0.1.0';

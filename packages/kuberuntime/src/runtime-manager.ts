@@ -24,6 +24,7 @@ import {
   RealClock,
   type RunInContainerOptions,
   type Runtime,
+  type RuntimeClassGetter,
   type RuntimeCondition,
   type RuntimeContainer,
   type RuntimeContainerState,
@@ -78,6 +79,7 @@ import {
   readTail,
 } from './logs.js';
 import { type ContainerKillReason, computePodActions, type PodActions } from './pod-actions.js';
+import { lookupRuntimeHandler } from './runtime-class.js';
 import {
   buildContainerLogsDirectory,
   type DNSOptions,
@@ -85,6 +87,17 @@ import {
   generatePodSandboxConfig,
 } from './sandbox-config.js';
 import { TerminationOrdering } from './termination-order.js';
+import {
+  type RuntimeHandlerInfo,
+  UserNamespaceManager,
+  type UserNamespaceManagerOptions,
+} from './user-namespaces.js';
+
+/** What the runtime implements, from its last Status (CRI `RuntimeFeatures`). */
+export interface RuntimeFeatures {
+  readonly supplementalGroupsPolicy: boolean;
+  readonly userNamespacesHostNetwork: boolean;
+}
 
 /** The RuntimeService calls kuberuntime makes (a `RuntimeServiceClient` of `@kubelet-kit/cri` fits). */
 export type RuntimeService = Pick<
@@ -180,6 +193,13 @@ export interface KubeGenericRuntimeManagerOptions {
   readonly manageEtcHosts?: boolean;
   /** Bound on an httpGet lifecycle hook with no grace period to bound it. Default 2 minutes. */
   readonly httpHookTimeoutMs?: number;
+  /**
+   * RuntimeClasses by name: a pod's `runtimeClassName` picks the handler its sandbox runs with.
+   * Without it a pod that names a RuntimeClass gets no sandbox ("not found").
+   */
+  readonly runtimeClassGetter?: RuntimeClassGetter;
+  /** The host IDs pods with `hostUsers: false` get (default from 65536, 65536 per pod). */
+  readonly userNamespaces?: Omit<UserNamespaceManagerOptions, 'podsDirectory'>;
 }
 
 /** A container of a pod spec with the list it belongs to. */
@@ -261,6 +281,11 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
   readonly #containerStatusCache = new Map<string, { state: number; status: RuntimeContainerStatus }>();
   /** The sandbox and container IDs each pod's last status read listed (to prune the caches per pod). */
   readonly #statusIdsByPod = new Map<string, readonly string[]>();
+  readonly #userns: UserNamespaceManager;
+  /** From the last Status: what each handler and the runtime can do (none read yet: nothing). */
+  #runtimeHandlers: readonly RuntimeHandlerInfo[] = [];
+  #features: RuntimeFeatures = { supplementalGroupsPolicy: false, userNamespacesHostNetwork: false };
+  #statusRead = false;
 
   constructor(options: KubeGenericRuntimeManagerOptions) {
     this.#opts = options;
@@ -293,6 +318,10 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     this.#podLogsRoot = options.podLogsRootDirectory ?? defaultPodLogsRootDirectory;
     this.#rootDir = options.rootDirectory ?? '/var/lib/kubelet';
     this.#memoryCapacity = options.memoryCapacity ?? os.totalmem();
+    this.#userns = new UserNamespaceManager({
+      ...(options.userNamespaces ?? {}),
+      podsDirectory: path.join(this.#rootDir, 'pods'),
+    });
     this.#images = new ImageManager({
       imageService: is,
       clock: this.#clock,
@@ -342,12 +371,33 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
 
   async status(signal?: AbortSignal): Promise<readonly RuntimeCondition[]> {
     const res = await this.#rs.status({}, { signal });
+    // Upstream keeps these in its runtime state at each runtime status check (updateRuntimeUp).
+    this.#runtimeHandlers = res.runtimeHandlers.map((h) => ({
+      name: h.name,
+      supportsUserNamespaces: h.features?.userNamespaces === true,
+      supportsRecursiveReadOnlyMounts: h.features?.recursiveReadOnlyMounts === true,
+    }));
+    this.#features = {
+      supplementalGroupsPolicy: res.features?.supplementalGroupsPolicy === true,
+      userNamespacesHostNetwork: res.features?.userNamespacesHostNetwork === true,
+    };
+    this.#statusRead = true;
     return (res.status?.conditions ?? []).map((c) => ({
       type: c.type,
       status: c.status,
       reason: c.reason,
       message: c.message,
     }));
+  }
+
+  /** The runtime's handlers as its last Status reported them (an old runtime reports none). */
+  runtimeHandlers(): readonly RuntimeHandlerInfo[] {
+    return this.#runtimeHandlers;
+  }
+
+  /** The runtime's features as its last Status reported them (all false before one). */
+  runtimeFeatures(): RuntimeFeatures {
+    return this.#features;
   }
 
   // ---- CommandRunner ------------------------------------------------------------------------
@@ -481,6 +531,17 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       restartCount: annotated.restartCount,
       reason,
       message,
+      ...(s.user?.linux
+        ? {
+            user: {
+              linux: {
+                uid: s.user.linux.uid,
+                gid: s.user.linux.gid,
+                supplementalGroups: [...s.user.linux.supplementalGroups],
+              },
+            },
+          }
+        : {}),
     };
   }
 
@@ -634,10 +695,15 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
 
   /** The sandbox config this manager would use for the pod (exported for tools and benchmarks). */
   generatePodSandboxConfig(pod: Pod, attempt: number): PartialMessage<PodSandboxConfig> {
+    // Upstream NamespacesForPod: the RuntimeClass's handler decides whether a user namespace
+    // can be had, so an unknown RuntimeClass fails the config.
+    const handler = lookupRuntimeHandler(this.#opts.runtimeClassGetter, pod.spec?.runtimeClassName);
+    const usernsOptions = this.#userns.getOrCreateUserNamespaceMappings(pod, handler, this.#runtimeHandlers);
     return generatePodSandboxConfig(pod, attempt, {
       ...(this.#opts.dns ?? {}),
       podLogsRootDirectory: this.#podLogsRoot,
       cgroupParent: this.#cgroupParent(pod),
+      usernsOptions,
     });
   }
 
@@ -873,9 +939,15 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
   ): Promise<{ podSandboxId: string; config: PartialMessage<PodSandboxConfig> }> {
     // Each failing step says what failed, with the pod, as upstream's messages do.
     const quotedPod = JSON.stringify(podDesc(pod));
+    // A user namespace needs the handlers' features: read them if no status check has yet.
+    if (pod.spec?.hostUsers === false && !this.#statusRead) {
+      await this.status(signal).catch(() => undefined);
+    }
     let config: PartialMessage<PodSandboxConfig>;
+    let runtimeHandler: string;
     try {
       config = this.generatePodSandboxConfig(pod, attempt);
+      runtimeHandler = lookupRuntimeHandler(this.#opts.runtimeClassGetter, pod.spec?.runtimeClassName);
     } catch (err) {
       throw new SandboxCreationError(`Failed to generate sandbox config for pod ${quotedPod}`, err);
     }
@@ -886,7 +958,10 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       throw new SandboxCreationError(`Failed to create log directory for pod ${quotedPod}`, err);
     }
     try {
-      const res = await this.#creationCall(() => this.#rs.runPodSandbox({ config }, { signal }), signal);
+      const res = await this.#creationCall(
+        () => this.#rs.runPodSandbox({ config, runtimeHandler }, { signal }),
+        signal,
+      );
       return { podSandboxId: res.podSandboxId, config };
     } catch (err) {
       throw new SandboxCreationError(`Failed to create sandbox for pod ${quotedPod}`, err);
@@ -966,6 +1041,9 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
         },
         volumes: this.#opts.volumeProvider?.getMountedVolumesForPod(m.uid ?? '') ?? new Map(),
         podDir: this.#podDir(pod),
+        ...(sandboxConfig.linux?.securityContext?.namespaceOptions?.usernsOptions
+          ? { usernsOptions: sandboxConfig.linux.securityContext.namespaceOptions.usernsOptions }
+          : {}),
         ...(this.#opts.manageEtcHosts === false
           ? {}
           : {

@@ -11,6 +11,8 @@ import {
   type PortMapping,
   Protocol,
   SecurityProfile_ProfileType,
+  SupplementalGroupsPolicy,
+  type UserNamespace,
 } from '@kubelet-kit/cri';
 import { newPodAnnotations, newPodLabels } from './labels.js';
 
@@ -151,10 +153,17 @@ export function makePortMappings(pod: Pod): PortMapping[] {
   return out;
 }
 
-/** Network, PID and IPC namespace modes of the pod (upstream `NamespacesForPod`). */
-export function namespacesForPod(pod: Pod): NamespaceOption {
+/**
+ * Network, PID, IPC and user namespaces of the pod (upstream `NamespacesForPod`); the user
+ * namespace as `UserNamespaceManager` gave it, else the node's.
+ */
+export function namespacesForPod(
+  pod: Pod,
+  usernsOptions?: PartialMessage<UserNamespace>,
+): PartialMessage<NamespaceOption> {
   const spec = pod.spec;
   return {
+    usernsOptions: usernsOptions ?? { mode: NamespaceMode.NODE, uids: [], gids: [] },
     network: spec?.hostNetwork ? NamespaceMode.NODE : NamespaceMode.POD,
     pid: spec?.hostPID
       ? NamespaceMode.NODE
@@ -170,6 +179,21 @@ export function namespacesForPod(pod: Pod): NamespaceOption {
 export interface SandboxConfigOptions extends DNSOptions {
   readonly podLogsRootDirectory: string;
   readonly cgroupParent: string;
+  /** The pod's user namespace (see `UserNamespaceManager`); omitted: the node's. */
+  readonly usernsOptions?: PartialMessage<UserNamespace>;
+}
+
+/**
+ * The pod's `securityContext.supplementalGroupsPolicy` in CRI form (newer than our API types);
+ * undefined when unset. Upstream's API validation admits only Merge and Strict.
+ */
+export function supplementalGroupsPolicyOf(pod: Pod): SupplementalGroupsPolicy | undefined {
+  const policy = (pod.spec?.securityContext as { supplementalGroupsPolicy?: string } | undefined)
+    ?.supplementalGroupsPolicy;
+  if (policy === undefined || policy === null) return undefined;
+  if (policy === 'Merge') return SupplementalGroupsPolicy.Merge;
+  if (policy === 'Strict') return SupplementalGroupsPolicy.Strict;
+  throw new Error(`unsupported supplementalGroupsPolicy: ${JSON.stringify(policy)}`);
 }
 
 function hasPrivilegedContainer(pod: Pod): boolean {
@@ -181,6 +205,7 @@ function hasPrivilegedContainer(pod: Pod): boolean {
 export function generatePodSandboxLinuxConfig(
   pod: Pod,
   cgroupParent: string,
+  usernsOptions?: PartialMessage<UserNamespace>,
 ): PartialMessage<LinuxPodSandboxConfig> {
   const sc = pod.spec?.securityContext;
   const sysctls: Record<string, string> = {};
@@ -188,6 +213,7 @@ export function generatePodSandboxLinuxConfig(
   const supplementalGroups: number[] = [];
   if (sc?.fsGroup !== undefined && sc.fsGroup !== null) supplementalGroups.push(sc.fsGroup);
   supplementalGroups.push(...(sc?.supplementalGroups ?? []));
+  const policy = supplementalGroupsPolicyOf(pod);
   return {
     cgroupParent,
     sysctls,
@@ -195,7 +221,8 @@ export function generatePodSandboxLinuxConfig(
       privileged: hasPrivilegedContainer(pod),
       // The sandbox always runs under the runtime's default seccomp profile, as upstream.
       seccomp: { profileType: SecurityProfile_ProfileType.RuntimeDefault, localhostRef: '' },
-      namespaceOptions: namespacesForPod(pod),
+      namespaceOptions: namespacesForPod(pod, usernsOptions),
+      ...(policy !== undefined ? { supplementalGroupsPolicy: policy } : {}),
       ...(sc?.runAsUser !== undefined && sc.runAsUser !== null ? { runAsUser: { value: sc.runAsUser } } : {}),
       ...(sc?.runAsGroup !== undefined && sc.runAsGroup !== null
         ? { runAsGroup: { value: sc.runAsGroup } }
@@ -224,7 +251,7 @@ export function generatePodSandboxConfig(
       m.uid ?? '',
     ),
     portMappings: makePortMappings(pod),
-    linux: generatePodSandboxLinuxConfig(pod, options.cgroupParent),
+    linux: generatePodSandboxLinuxConfig(pod, options.cgroupParent, options.usernsOptions),
   };
   // Host-network pods keep the node's hostname.
   if (!pod.spec?.hostNetwork) {

@@ -31,6 +31,8 @@ import { instrumentCriClient } from './instrumented.js';
 import { Kubelet } from './kubelet.js';
 import { KubeletMetrics } from './metrics.js';
 import { ApiserverMirrorClient, type MirrorClient, type MirrorPodApi } from './mirror-client.js';
+import { appArmorHostError, type PodFeatureSupport } from './pod-feature-admission.js';
+import { LocalRuntimeClassList, loadRuntimeClasses } from './runtime-classes.js';
 import { KubeletServer } from './server.js';
 
 /**
@@ -90,6 +92,11 @@ export interface AgentOptions {
   readonly crashLoopBackOff?: { readonly initialMs: number; readonly maxMs: number };
   /** The node's IPs; default the first non-internal IPv4 address of the host. */
   readonly nodeIPs?: readonly string[];
+  /**
+   * A file, or directory of files, of RuntimeClass objects (`node.k8s.io/v1`) pods may name in
+   * `runtimeClassName`; default none (a pod naming one gets no sandbox). Read at creation.
+   */
+  readonly runtimeClasses?: string;
   readonly clock?: Clock;
   readonly logger?: Logger;
   readonly recorder?: EventRecorder;
@@ -349,7 +356,14 @@ export function createAgent(options: AgentOptions): Agent {
     nodeName,
     nodeIPs,
     maxConcurrentCreationCalls: options.maxConcurrentCreationCalls ?? defaultMaxConcurrentCreationCalls,
+    runtimeClassGetter: options.runtimeClasses
+      ? loadRuntimeClasses(path.resolve(options.runtimeClasses))
+      : new LocalRuntimeClassList(),
   });
+  const podFeatures: PodFeatureSupport = {
+    appArmorHostError: appArmorHostError(),
+    supplementalGroupsPolicy: () => runtime.runtimeFeatures().supplementalGroupsPolicy,
+  };
 
   const probeManager = new DefaultProbeManager({
     statusProvider: statusManager,
@@ -406,6 +420,7 @@ export function createAgent(options: AgentOptions): Agent {
     recorder,
     metrics,
     networkReady: () => networkReady,
+    podFeatures,
     ...(options.syncFrequencyMs !== undefined ? { resyncIntervalMs: options.syncFrequencyMs } : {}),
     ...(options.crashLoopBackOff ? { crashLoopBackOff: options.crashLoopBackOff } : {}),
     ...(options.maxConcurrentSyncs !== undefined ? { maxConcurrentSyncs: options.maxConcurrentSyncs } : {}),

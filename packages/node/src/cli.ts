@@ -69,6 +69,7 @@ interface RunFlags {
   address: string;
   port: number;
   objectDir?: string;
+  runtimeClasses?: string;
   allowStaticPodApiReferences?: boolean;
   podLogsDir?: string;
   syncFrequency?: number;
@@ -126,31 +127,40 @@ async function run(flags: RunFlags): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  const agent = createAgent({
-    runtimeEndpoint: flags.containerRuntimeEndpoint,
-    rootDirectory: flags.rootDir,
-    maxPods: flags.maxPods,
-    address: flags.address,
-    port: flags.port,
-    logger,
-    ...(flags.podManifestPath ? { podManifestPath: flags.podManifestPath } : {}),
-    ...(flags.manifestUrl ? { manifestUrl: flags.manifestUrl } : {}),
-    ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
-    ...(hostnameOverride ? { nodeName: hostnameOverride } : {}),
-    ...(flags.objectDir ? { objectDirectory: flags.objectDir } : {}),
-    ...(flags.allowStaticPodApiReferences ? { allowStaticPodApiReferences: true } : {}),
-    ...(flags.podLogsDir ? { podLogsDirectory: flags.podLogsDir } : {}),
-    ...(flags.syncFrequency !== undefined ? { syncFrequencyMs: flags.syncFrequency } : {}),
-    ...(flags.fileCheckFrequency !== undefined ? { fileCheckFrequencyMs: flags.fileCheckFrequency } : {}),
-    ...(nodeIPs.length ? { nodeIPs } : {}),
-    ...(flags.maxConcurrentSyncs ? { maxConcurrentSyncs: flags.maxConcurrentSyncs } : {}),
-    ...(flags.maxConcurrentPodCreations
-      ? { maxConcurrentPodCreations: flags.maxConcurrentPodCreations }
-      : {}),
-    ...(flags.maxConcurrentCreationCalls
-      ? { maxConcurrentCreationCalls: flags.maxConcurrentCreationCalls }
-      : {}),
-  });
+  let agent: ReturnType<typeof createAgent>;
+  try {
+    agent = createAgent({
+      runtimeEndpoint: flags.containerRuntimeEndpoint,
+      rootDirectory: flags.rootDir,
+      maxPods: flags.maxPods,
+      address: flags.address,
+      port: flags.port,
+      logger,
+      ...(flags.podManifestPath ? { podManifestPath: flags.podManifestPath } : {}),
+      ...(flags.manifestUrl ? { manifestUrl: flags.manifestUrl } : {}),
+      ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
+      ...(hostnameOverride ? { nodeName: hostnameOverride } : {}),
+      ...(flags.objectDir ? { objectDirectory: flags.objectDir } : {}),
+      ...(flags.runtimeClasses ? { runtimeClasses: flags.runtimeClasses } : {}),
+      ...(flags.allowStaticPodApiReferences ? { allowStaticPodApiReferences: true } : {}),
+      ...(flags.podLogsDir ? { podLogsDirectory: flags.podLogsDir } : {}),
+      ...(flags.syncFrequency !== undefined ? { syncFrequencyMs: flags.syncFrequency } : {}),
+      ...(flags.fileCheckFrequency !== undefined ? { fileCheckFrequencyMs: flags.fileCheckFrequency } : {}),
+      ...(nodeIPs.length ? { nodeIPs } : {}),
+      ...(flags.maxConcurrentSyncs ? { maxConcurrentSyncs: flags.maxConcurrentSyncs } : {}),
+      ...(flags.maxConcurrentPodCreations
+        ? { maxConcurrentPodCreations: flags.maxConcurrentPodCreations }
+        : {}),
+      ...(flags.maxConcurrentCreationCalls
+        ? { maxConcurrentCreationCalls: flags.maxConcurrentCreationCalls }
+        : {}),
+    });
+  } catch (err) {
+    // A bad --runtime-classes file, say: named with its field, and nothing starts.
+    process.stderr.write(`kubelet-kit run: ${(err as Error).message}\n`);
+    process.exitCode = 2;
+    return;
+  }
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -221,6 +231,10 @@ program
   )
   .option('--port <n>', 'port of the HTTP endpoints (0: any free port)', int('--port'), 10250)
   .option('--object-dir <path>', 'directory of ConfigMap and Secret manifests for volumes and env')
+  .option(
+    '--runtime-classes <path>',
+    'file or directory of RuntimeClass objects (node.k8s.io/v1) that pods may name in runtimeClassName',
+  )
   .option(
     '--allow-static-pod-api-references',
     'let static pods use ConfigMaps and Secrets (from --object-dir)',

@@ -41,6 +41,14 @@ function convertContainerStatus(
   };
   // The runtime does not know volume names: the mounts come from the earlier status only.
   if (old?.volumeMounts) status.volumeMounts = old.volumeMounts;
+  // Upstream convertContainerUser (the SupplementalGroupsPolicy gate, on in 1.34); the field is
+  // newer than our API types.
+  const linux = cs.user?.linux;
+  if (linux) {
+    (status as ContainerStatus & { user?: unknown }).user = {
+      linux: { uid: linux.uid, gid: linux.gid, supplementalGroups: [...linux.supplementalGroups] },
+    };
+  }
   const state: ContainerState = {};
   if (cs.state === 'running') {
     state.running = { startedAt: rfc3339(cs.startedAt) };

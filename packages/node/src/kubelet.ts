@@ -52,6 +52,7 @@ import type {
 } from './deps.js';
 import type { KubeletMetrics } from './metrics.js';
 import type { MirrorClient } from './mirror-client.js';
+import { admitPodFeatures, type PodFeatureSupport } from './pod-feature-admission.js';
 import { ReasonCache } from './reason-cache.js';
 
 /** Options of {@link Kubelet}. */
@@ -96,9 +97,15 @@ export interface KubeletOptions {
   readonly backoffRequeueMs?: number;
   /** Whether the runtime's network is ready; pods that need pod networking wait for it. */
   readonly networkReady?: () => boolean;
+  /** What the node can enforce of AppArmor and supplementalGroupsPolicy; omitted: neither. */
+  readonly podFeatures?: PodFeatureSupport;
 }
 
 const syncTickMs = 1000;
+const noPodFeatures: PodFeatureSupport = {
+  appArmorHostError: 'AppArmor is not enabled on the host',
+  supplementalGroupsPolicy: () => false,
+};
 const requestedInspectionDelayMs = 5;
 
 /** A step that started, stopped or created something the PLEG should look at. */
@@ -369,6 +376,11 @@ export class Kubelet implements PodSyncer {
         });
         if (!result.admit) {
           this.#rejectPod(pod, result.reason ?? 'Rejected', result.message ?? '');
+          continue;
+        }
+        const refused = admitPodFeatures(pod, o.podFeatures ?? noPodFeatures);
+        if (refused) {
+          this.#rejectPod(pod, refused.reason ?? 'Rejected', refused.message ?? '');
           continue;
         }
         activePods.push(pod);

@@ -62,6 +62,38 @@ export interface RuntimeConditionState {
   message?: string;
 }
 
+/**
+ * A runtime handler as Status reports it in `runtime_handlers` (containerd 2 and CRI-O do;
+ * containerd 1.6 reports none). `""` is the default handler. @public
+ */
+export interface FakeRuntimeHandler {
+  name: string;
+  userNamespaces?: boolean;
+  recursiveReadOnlyMounts?: boolean;
+}
+
+/** Status's `features`. @public */
+export interface FakeRuntimeFeatures {
+  supplementalGroupsPolicy?: boolean;
+  userNamespacesHostNetwork?: boolean;
+}
+
+/**
+ * The first process's identity, as a runtime with SupplementalGroupsPolicy reports it: the
+ * configured uid and gid (0 without), the gid and the configured groups (the image adds none).
+ */
+function containerUser(config: ContainerConfig): ContainerStatus['user'] {
+  const sc = config.linux?.securityContext;
+  const gid = sc?.runAsGroup?.value ?? 0;
+  return {
+    linux: {
+      uid: sc?.runAsUser?.value ?? 0,
+      gid,
+      supplementalGroups: [...new Set([gid, ...(sc?.supplementalGroups ?? [])])],
+    },
+  };
+}
+
 interface SandboxRecord {
   id: string;
   name: string;
@@ -196,6 +228,10 @@ export class FakeRuntimeService {
   };
   containerEvents = false;
   podCidr = '';
+  /** Reported by Status; when not empty, RunPodSandbox refuses a handler not among them. */
+  runtimeHandlers: FakeRuntimeHandler[] = [];
+  /** Reported by Status; undefined: no `features` at all (an old runtime). */
+  features: FakeRuntimeFeatures | undefined;
 
   constructor(opts: FakeRuntimeOptions) {
     this.#opts = opts;
@@ -301,6 +337,7 @@ export class FakeRuntimeService {
       imageId: c.imageId,
       resources: { linux: c.resources },
       stopSignal: c.config.stopSignal,
+      ...(this.features?.supplementalGroupsPolicy ? { user: containerUser(c.config) } : {}),
     };
   }
 
@@ -418,6 +455,21 @@ export class FakeRuntimeService {
           })),
         },
         info: {},
+        runtimeHandlers: this.runtimeHandlers.map((h) => ({
+          name: h.name,
+          features: {
+            recursiveReadOnlyMounts: h.recursiveReadOnlyMounts === true,
+            userNamespaces: h.userNamespaces === true,
+          },
+        })),
+        ...(this.features
+          ? {
+              features: {
+                supplementalGroupsPolicy: this.features.supplementalGroupsPolicy === true,
+                userNamespacesHostNetwork: this.features.userNamespacesHostNetwork === true,
+              },
+            }
+          : {}),
       }),
 
       UpdateRuntimeConfig: (req) => {
@@ -435,6 +487,18 @@ export class FakeRuntimeService {
           throw new StatusError(
             'Unknown',
             'failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to set hostname without a private UTS namespace: unknown',
+          );
+        }
+        const handler = req.runtimeHandler;
+        if (
+          handler &&
+          this.runtimeHandlers.length > 0 &&
+          !this.runtimeHandlers.some((h) => h.name === handler)
+        ) {
+          // containerd's answer for a handler its config does not name.
+          throw new StatusError(
+            'Unknown',
+            `failed to get sandbox runtime: no runtime for ${JSON.stringify(handler)} is configured`,
           );
         }
         const id = newId();

@@ -19,6 +19,8 @@ import {
   type ExecHandler,
   type ExecMatcher,
   type ExitOptions,
+  type FakeRuntimeFeatures,
+  type FakeRuntimeHandler,
   FakeRuntimeService,
   type RuntimeConditionState,
 } from './fake-runtime-service.js';
@@ -58,6 +60,10 @@ export interface InMemoryCriServerOptions {
    * RemoveContainer always give 137 (SIGKILL, no grace period).
    */
   stopExitCode?: number;
+  /** Status's `runtime_handlers` (default none, as containerd 1.6). */
+  runtimeHandlers?: readonly FakeRuntimeHandler[];
+  /** Status's `features` (default none, as containerd 1.6). */
+  features?: FakeRuntimeFeatures;
 }
 
 /** One RPC the server received. @public */
@@ -135,6 +141,8 @@ export class InMemoryCriServer {
     runtime.conditions.RuntimeReady.status = options.runtimeReady ?? true;
     runtime.conditions.NetworkReady.status = options.networkReady ?? true;
     runtime.containerEvents = options.containerEvents ?? false;
+    runtime.runtimeHandlers = (options.runtimeHandlers ?? []).map((h) => ({ ...h }));
+    if (options.features) runtime.features = { ...options.features };
 
     const server = new Server();
     let tempDir: string | undefined;
@@ -315,6 +323,16 @@ export class InMemoryCriServer {
   /** Sets a condition reported by Status. */
   setRuntimeCondition(type: 'RuntimeReady' | 'NetworkReady', state: RuntimeConditionState): void {
     this.#runtime.conditions[type] = { ...state };
+  }
+
+  /** Sets the handlers Status reports (and RunPodSandbox accepts, when any). */
+  setRuntimeHandlers(handlers: readonly FakeRuntimeHandler[]): void {
+    this.#runtime.runtimeHandlers = handlers.map((h) => ({ ...h }));
+  }
+
+  /** Sets the features Status reports; undefined reports none. */
+  setRuntimeFeatures(features: FakeRuntimeFeatures | undefined): void {
+    this.#runtime.features = features ? { ...features } : undefined;
   }
 
   /** Turns GetContainerEvents on (events for container create/start/stop/delete) or off (UNIMPLEMENTED). */

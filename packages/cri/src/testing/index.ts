@@ -12,6 +12,8 @@ export type {
   ExecMatcher,
   ExecResult,
   ExitOptions,
+  FakeRuntimeFeatures,
+  FakeRuntimeHandler,
   RuntimeConditionState,
 } from './fake-runtime-service.js';
 export { type CallRecord, InMemoryCriServer, type InMemoryCriServerOptions } from './in-memory-server.js';
