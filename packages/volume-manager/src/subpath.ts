@@ -203,8 +203,15 @@ export class SafeSubpather implements Subpather {
     this.#pid = options.pid ?? process.pid;
   }
 
-  safeMakeDir(subdir: string, base: string, perm: number): Promise<void> {
-    return safeMakeDir(path.join(base, subdir), base, perm);
+  /** Upstream `SafeMakeDir`: the base's own links are resolved first, as it is trusted. */
+  async safeMakeDir(subdir: string, base: string, perm: number): Promise<void> {
+    let realBase: string;
+    try {
+      realBase = await fs.realpath(base);
+    } catch (err) {
+      throw new SubPathError(`error resolving symlinks in ${base}: ${errnoOf(err) ?? String(err)}`);
+    }
+    await safeMakeDir(path.join(realBase, subdir), realBase, perm);
   }
 
   /** Upstream `doBindSubPath`. */

@@ -84,6 +84,12 @@ describe('safeMakeDir (upstream doSafeMakeDir)', () => {
     expect(await mode(path.join(vol, 'new'))).toBe(volMode & ~0o022);
   });
 
+  it('resolves links in the volume path itself, which the kubelet trusts', async () => {
+    await fs.symlink(vol, path.join(root, 'vol-link'));
+    await sp.safeMakeDir('via/link', path.join(root, 'vol-link'), 0o755);
+    expect((await fs.stat(path.join(vol, 'via/link'))).isDirectory()).toBe(true);
+  });
+
   it('creates below a symlink that stays inside the volume', async () => {
     await fs.symlink('a', path.join(vol, 'inner'));
     await sp.safeMakeDir('inner/made', vol, 0o755);
