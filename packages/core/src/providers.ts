@@ -52,6 +52,42 @@ export interface VolumeProvider {
   getMountedVolumesForPod(podUid: string): ReadonlyMap<string, MountedVolume>;
 }
 
+/** A container's subPath of a volume, to be bound safely (upstream `subpath.Subpath`). */
+export interface Subpath {
+  /** The volumeMount's index in the container: names the bind target. */
+  readonly volumeMountIndex: number;
+  /** The volume's host path joined with the subPath, as text: not yet resolved. */
+  readonly path: string;
+  /** The pod spec's name of the volume. */
+  readonly volumeName: string;
+  /** The volume's host path. */
+  readonly volumePath: string;
+  /** `<root-dir>/pods/<uid>`: bind targets go under `volume-subpaths/`. */
+  readonly podDir: string;
+  readonly containerName: string;
+}
+
+/**
+ * Binds subPaths of volumes without following a link out of them (upstream
+ * `subpath.Interface`, CVE-2017-1002101). The volume manager implements it; the runtime manager
+ * uses it for container mounts.
+ */
+export interface Subpather {
+  /**
+   * Creates `subdir` (relative) under `base` with mode `perm`, never following a link out of
+   * `base` (upstream `SafeMakeDir`).
+   */
+  safeMakeDir(subdir: string, base: string, perm: number): Promise<void>;
+  /**
+   * Opens `subpath.path` one element at a time inside the volume and bind-mounts what it opened
+   * to `<podDir>/volume-subpaths/<volume>/<container>/<index>`; returns that path, for the
+   * runtime to mount (upstream `PrepareSafeSubpath`).
+   */
+  prepareSafeSubpath(subpath: Subpath): Promise<string>;
+  /** Unmounts and removes the pod's bind targets of one volume (upstream `CleanSubPaths`). */
+  cleanSubPaths(podDir: string, volumeName: string): Promise<void>;
+}
+
 /** Reads ConfigMaps and Secrets for env vars and volumes; undefined when the object does not exist. */
 export interface ObjectGetter {
   getConfigMap(namespace: string, name: string, signal?: AbortSignal): Promise<ConfigMap | undefined>;

@@ -1,7 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import fsSync from 'node:fs';
 import path from 'node:path';
-import type { Container, MountedVolume, Pod, SeccompProfile, SecurityContext } from '@kubelet-kit/core';
+import {
+  type Container,
+  type Logger,
+  type MountedVolume,
+  noopLogger,
+  type Pod,
+  type SeccompProfile,
+  type SecurityContext,
+  type Subpather,
+} from '@kubelet-kit/core';
 import {
   type ContainerConfig,
   type KeyValue,
@@ -204,35 +213,101 @@ function expandSubPath(expr: string, env: ReadonlyMap<string, string>): string {
   return expanded;
 }
 
-/** Container mounts from the pod's mounted volumes (upstream `makeMounts`, without /etc/hosts). */
-export function makeMounts(
+/** What {@link makeMounts} needs for subPaths. */
+export interface MakeMountsOptions {
+  /** `<rootDirectory>/pods/<uid>`: subPath bind targets go under `volume-subpaths/`. */
+  readonly podDir: string;
+  /** Binds subPaths safely; without it a mount with a subPath fails the container. */
+  readonly subpather?: Subpather;
+  readonly logger?: Logger;
+}
+
+/** Upstream `hostutil.PathExists`: follows links; an unreadable path counts as existing. */
+function pathExists(p: string): boolean {
+  try {
+    fsSync.statSync(p);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'ENOENT';
+  }
+}
+
+/**
+ * Container mounts from the pod's mounted volumes (upstream `makeMounts`, without /etc/hosts).
+ * A subPath is never joined as text: the subpather opens it inside the volume and bind-mounts
+ * what it opened, and the container gets that bind mount.
+ */
+export async function makeMounts(
   container: Container,
   volumes: ReadonlyMap<string, MountedVolume>,
   env: ReadonlyMap<string, string>,
-): PartialMessage<Mount>[] {
+  options: MakeMountsOptions,
+): Promise<PartialMessage<Mount>[]> {
+  const log = options.logger ?? noopLogger;
   const mounts: PartialMessage<Mount>[] = [];
-  for (const vm of container.volumeMounts ?? []) {
+  for (const [i, vm] of (container.volumeMounts ?? []).entries()) {
     const vol = volumes.get(vm.name);
     if (!vol)
       throw new ContainerConfigError(
         `cannot find volume "${vm.name}" to mount into container "${container.name}"`,
       );
+    let hostPath = vol.hostPath;
     let subPath = vm.subPath ?? '';
     if (vm.subPathExpr) subPath = expandSubPath(vm.subPathExpr, env);
-    if (subPath && (path.isAbsolute(subPath) || subPath.split('/').includes('..'))) {
-      throw new ContainerConfigError(
-        `invalid subpath "${subPath}" of volume "${vm.name}" in container "${container.name}"`,
-      );
+    if (subPath) {
+      if (path.isAbsolute(subPath))
+        throw new ContainerConfigError(`error SubPath \`${subPath}\` must not be an absolute path`);
+      if (subPath.split('/').includes('..'))
+        throw new ContainerConfigError(`unable to provision SubPath \`${subPath}\`: must not contain '..'`);
+      const { subpather } = options;
+      // Details stay in the log: they could tell the pod about the host's file system.
+      const failed = (what: string, err: unknown) => {
+        log.error(
+          { container: container.name, volumeMount: vm.name, err: errorText(err) },
+          `Failed to ${what} for volumeMount of the container`,
+        );
+        return new ContainerConfigError(
+          `failed to ${what} for volumeMount "${vm.name}" of container "${container.name}"`,
+        );
+      };
+      if (!subpather) throw failed('prepare subPath', new Error('no subpather configured'));
+      const volumePath = vol.hostPath;
+      const joined = path.join(volumePath, subPath);
+      if (!pathExists(joined)) {
+        // Made now with the volume's mode, not later by the runtime with its own (upstream).
+        try {
+          const perm = fsSync.statSync(volumePath).mode & 0o7777;
+          await subpather.safeMakeDir(subPath, volumePath, perm);
+        } catch (err) {
+          throw failed('create subPath directory', err);
+        }
+      }
+      try {
+        hostPath = await subpather.prepareSafeSubpath({
+          volumeMountIndex: i,
+          path: joined,
+          volumeName: vm.name,
+          volumePath,
+          podDir: options.podDir,
+          containerName: container.name,
+        });
+      } catch (err) {
+        throw failed('prepare subPath', err);
+      }
     }
     mounts.push({
       containerPath: absolutePath(vm.mountPath),
-      hostPath: subPath ? path.join(vol.hostPath, subPath) : vol.hostPath,
+      hostPath,
       readonly: vm.readOnly === true || vol.readOnly,
       selinuxRelabel: vol.selinuxRelabel === true,
       propagation: propagationOf(vm.mountPropagation),
     });
   }
   return mounts;
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 /** Everything {@link generateContainerConfig} needs besides the pod and container. */
@@ -244,6 +319,9 @@ export interface ContainerConfigContext {
   readonly imageUser: ImageUser;
   readonly env: EnvContext;
   readonly volumes: ReadonlyMap<string, MountedVolume>;
+  /** Binds subPaths of volume mounts; without it a mount with a subPath fails. */
+  readonly subpather?: Subpather;
+  readonly logger?: Logger;
   /** `<rootDirectory>/pods/<uid>`: termination message files go under `containers/<name>/`. */
   readonly podDir: string;
   readonly podLogsRootDirectory: string;
@@ -282,7 +360,11 @@ export async function generateContainerConfig(
   verifyRunAsNonRoot(pod, container, sc, ctx.imageUser);
   const env = await makeEnvironmentVariables(pod, container, ctx.env);
   const mapping = mappingFuncFor(env);
-  const mounts = makeMounts(container, ctx.volumes, env);
+  const mounts = await makeMounts(container, ctx.volumes, env, {
+    podDir: ctx.podDir,
+    ...(ctx.subpather ? { subpather: ctx.subpather } : {}),
+    ...(ctx.logger ? { logger: ctx.logger } : {}),
+  });
   if (ctx.etcHosts) {
     const own = mounts.some((m) => m.containerPath === '/etc/hosts');
     const hosts = await makeHostsMount(pod, own, { ...ctx.etcHosts, podIPs: ctx.env.podIPs });

@@ -38,6 +38,7 @@ import {
   type RuntimeSyncPodOptions,
   type RuntimeVersion,
   runtimePodFromStatus,
+  type Subpather,
   type SyncResult,
   type VolumeProvider,
 } from '@kubelet-kit/core';
@@ -158,6 +159,11 @@ export interface KubeGenericRuntimeManagerOptions {
   readonly startupManager?: ProbeResultsReader;
   /** Mounted volumes of pods; without it a container with volume mounts fails to start. */
   readonly volumeProvider?: VolumeProvider;
+  /**
+   * Binds volume subPaths without following links out of the volume (upstream's subpather);
+   * without it a container with a subPath fails with CreateContainerConfigError.
+   */
+  readonly subpather?: Subpather;
   /** ConfigMaps and Secrets for env; without it references to them fail (unless optional). */
   readonly objectGetter?: ObjectGetter;
   /** Which pods' leftovers garbage collection may remove. */
@@ -1040,6 +1046,8 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
           ...(signal ? { signal } : {}),
         },
         volumes: this.#opts.volumeProvider?.getMountedVolumesForPod(m.uid ?? '') ?? new Map(),
+        ...(this.#opts.subpather ? { subpather: this.#opts.subpather } : {}),
+        logger: this.#logger,
         podDir: this.#podDir(pod),
         ...(sandboxConfig.linux?.securityContext?.namespaceOptions?.usernsOptions
           ? { usernsOptions: sandboxConfig.linux.securityContext.namespaceOptions.usernsOptions }

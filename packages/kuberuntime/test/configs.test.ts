@@ -12,6 +12,7 @@ import {
   makeEnvironmentVariables,
   verifyRunAsNonRoot,
 } from '../src/index.js';
+import { RecordingSubpather } from './fake-subpather.js';
 
 const getter = (cms: ConfigMap[], secrets: Secret[]): ObjectGetter => ({
   getConfigMap: async (ns, name) =>
@@ -250,10 +251,11 @@ describe('container config', () => {
       imageRef: 'sha256:abc',
       imageUser: { username: '' },
       env: ctx(),
-      volumes: new Map([['data', { hostPath: '/host/data', readOnly: false }]]),
+      volumes: new Map([['data', { hostPath: dir, readOnly: false }]]),
       podDir: path.join(dir, 'pod'),
       podLogsRootDirectory: path.join(dir, 'logs'),
       memoryCapacity: 2 ** 30,
+      subpather: new RecordingSubpather(),
     };
     const { config, terminationMessageFile } = await generateContainerConfig(
       pod,
@@ -267,7 +269,7 @@ describe('container config', () => {
     );
     expect(config.mounts?.[0]).toMatchObject({
       containerPath: '/data',
-      hostPath: '/host/data/x/y',
+      hostPath: path.join(dir, 'pod', 'volume-subpaths', 'data', 'c', '0'),
       readonly: true,
     });
     expect(config.logPath).toBe('c/2.log');
@@ -298,7 +300,7 @@ describe('container config', () => {
         { name: 'c', volumeMounts: [{ name: 'data', mountPath: '/x', subPath: '../etc' }] },
         base,
       ),
-    ).rejects.toThrow('invalid subpath');
+    ).rejects.toThrow("unable to provision SubPath `../etc`: must not contain '..'");
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -16,6 +16,7 @@ import {
   makeEnvironmentVariables,
   TerminationOrdering,
 } from '../src/index.js';
+import { RecordingSubpather } from './fake-subpather.js';
 
 // Cases checked against upstream's kuberuntime, kubelet_pods.go, lifecycle/handlers.go and
 // kuberuntime_termination_order.go.
@@ -35,16 +36,21 @@ const pod: Pod = {
 
 let dir: string;
 let base: ContainerConfigContext;
+let subpather: RecordingSubpather;
 beforeEach(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kk-ccu-'));
+  fs.mkdirSync(path.join(dir, 'vol'), { mode: 0o750 });
+  fs.chmodSync(path.join(dir, 'vol'), 0o750);
+  subpather = new RecordingSubpather();
   base = {
     containerType: 'container',
     restartCount: 0,
     imageRef: 'sha256:abc',
     imageUser: { username: '' },
     env: envCtx(),
-    volumes: new Map([['data', { hostPath: '/host/data', readOnly: false }]]),
+    volumes: new Map([['data', { hostPath: path.join(dir, 'vol'), readOnly: false }]]),
     podDir: path.join(dir, 'root', 'pods', 'u1'),
+    subpather,
     podLogsRootDirectory: path.join(dir, 'logs'),
     memoryCapacity: 2 ** 30,
   };
@@ -75,7 +81,9 @@ describe('makeMounts (upstream kubelet_pods.go)', () => {
       { ...c, volumeMounts: [{ name: 'data', mountPath: '/d', subPathExpr: '$(POD)/logs' }] },
       base,
     );
-    expect(config.mounts?.[0]?.hostPath).toBe('/host/data/p/logs');
+    // The expanded subPath goes to the subpather like a subPath; the bind target is mounted.
+    expect(subpather.prepared[0]?.path).toBe(path.join(dir, 'vol', 'p/logs'));
+    expect(config.mounts?.[0]?.hostPath).toBe(path.join(base.podDir, 'volume-subpaths/data/c/0'));
     // Upstream ExpandContainerVolumeMounts: every missing or empty name, sorted, in one error.
     await expect(
       generateContainerConfig(
@@ -84,6 +92,64 @@ describe('makeMounts (upstream kubelet_pods.go)', () => {
         base,
       ),
     ).rejects.toThrow('missing value for EMPTY, NOPE');
+  });
+
+  it('binds each subPath through the subpather, never joining it as text', async () => {
+    fs.mkdirSync(path.join(dir, 'vol', 'exists'));
+    const { config } = await generateContainerConfig(
+      pod,
+      {
+        name: 'c',
+        volumeMounts: [
+          { name: 'data', mountPath: '/whole' },
+          { name: 'data', mountPath: '/new', subPath: 'a/new' },
+          { name: 'data', mountPath: '/old', subPath: 'exists' },
+        ],
+      },
+      base,
+    );
+    // Only the missing one is made, with the volume's mode (upstream SafeMakeDir).
+    expect(subpather.made).toEqual([{ subdir: 'a/new', base: path.join(dir, 'vol'), perm: 0o750 }]);
+    expect(subpather.prepared).toEqual([
+      {
+        volumeMountIndex: 1,
+        path: path.join(dir, 'vol', 'a/new'),
+        volumeName: 'data',
+        volumePath: path.join(dir, 'vol'),
+        podDir: base.podDir,
+        containerName: 'c',
+      },
+      expect.objectContaining({ volumeMountIndex: 2, path: path.join(dir, 'vol', 'exists') }),
+    ]);
+    expect(config.mounts?.slice(0, 3).map((m) => m.hostPath)).toEqual([
+      path.join(dir, 'vol'),
+      path.join(base.podDir, 'volume-subpaths/data/c/1'),
+      path.join(base.podDir, 'volume-subpaths/data/c/2'),
+    ]);
+  });
+
+  it('fails with upstream’s messages, which tell the pod nothing of the host', async () => {
+    const c = (subPath: string) => ({
+      name: 'c',
+      volumeMounts: [{ name: 'data', mountPath: '/d', subPath }],
+    });
+    await expect(generateContainerConfig(pod, c('/etc'), base)).rejects.toThrow(
+      'error SubPath `/etc` must not be an absolute path',
+    );
+    await expect(generateContainerConfig(pod, c('a/../../x'), base)).rejects.toThrow(
+      "unable to provision SubPath `a/../../x`: must not contain '..'",
+    );
+    subpather.prepareError = new Error('subpath "/" not within volume path "/var/lib/x"');
+    const err = await generateContainerConfig(pod, c('escape'), base).catch((e: unknown) => e);
+    expect(err).toMatchObject({
+      code: 'CreateContainerConfigError',
+      message: 'failed to prepare subPath for volumeMount "data" of container "c"',
+    });
+    // Without a subpather nothing is mounted unchecked.
+    const { subpather: _none, ...unsafe } = base;
+    await expect(generateContainerConfig(pod, c('x'), unsafe)).rejects.toThrow(
+      'failed to prepare subPath for volumeMount "data" of container "c"',
+    );
   });
 
   it('makes a relative mountPath absolute', async () => {

@@ -23,7 +23,13 @@ import {
   type PodStatusApi,
   type StatusSink,
 } from '@kubelet-kit/status-manager';
-import { ApiserverObjectGetter, BasicVolumeManager, LocalObjectGetter } from '@kubelet-kit/volume-manager';
+import {
+  ApiserverObjectGetter,
+  BasicVolumeManager,
+  LocalObjectGetter,
+  SafeSubpather,
+  SystemMounter,
+} from '@kubelet-kit/volume-manager';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { NodeAllocatable } from './admission.js';
 import type { PodConfigView, ProbeManagerView } from './deps.js';
@@ -328,8 +334,14 @@ export function createAgent(options: AgentOptions): Agent {
   const readinessManager = new DefaultResultsManager();
   const startupManager = new DefaultResultsManager();
 
+  // One mounter and one subpather: the runtime binds subPaths, the volume manager and pod
+  // cleanup unmount them.
+  const mounter = new SystemMounter();
+  const subpather = new SafeSubpather({ mounter, logger: logger.child({ component: 'subpath' }) });
   const volumeManager = new BasicVolumeManager({
     rootDirectory,
+    mounter,
+    subpather,
     getPods: () => podManager.getPods(),
     podStateProvider,
     sourcesReady: () => podConfigView.seenAllSources(),
@@ -349,6 +361,7 @@ export function createAgent(options: AgentOptions): Agent {
     livenessManager,
     startupManager,
     volumeProvider: volumeManager,
+    subpather,
     ...(objectGetter ? { objectGetter } : {}),
     podStateProvider,
     rootDirectory,
@@ -403,6 +416,7 @@ export function createAgent(options: AgentOptions): Agent {
   kubelet = new Kubelet({
     nodeName,
     rootDirectory,
+    subpather,
     nodeIPs,
     allocatable,
     runtime,

@@ -23,6 +23,7 @@ import {
   type RuntimePod,
   type RuntimePodStatus,
   type Secret,
+  type Subpather,
   type SyncPodType,
   type SyncResult,
   type Timer,
@@ -40,6 +41,7 @@ import {
   type WorkQueue,
 } from '@kubelet-kit/pod-workers';
 import { generatePodReadyCondition, isPodPhaseTerminal } from '@kubelet-kit/status-manager';
+import { cleanPodSubPaths, containerSubPathDirectoryName } from '@kubelet-kit/volume-manager';
 import PQueue from 'p-queue';
 import { admitPod, type NodeAllocatable, PodResourceUsage } from './admission.js';
 import { generateAPIPodStatus } from './api-pod-status.js';
@@ -70,6 +72,11 @@ export interface KubeletOptions {
   readonly podCache: PodStatusCache;
   readonly probeManager?: ProbeManagerView;
   readonly volumeManager?: VolumeManagerView;
+  /**
+   * Unmounts subPath bind mounts left in orphaned pod directories; without it such a directory
+   * is kept (upstream keeps any with `volume-subpaths`).
+   */
+  readonly subpather?: Subpather;
   readonly objectGetter?: ObjectGetter;
   /** Creates and deletes mirror pods of static pods on the API server (API server mode). */
   readonly mirrorClient?: MirrorClient;
@@ -692,6 +699,23 @@ export class Kubelet implements PodSyncer {
         .then((v) => v.length > 0)
         .catch(() => false);
       if (hasVolumes) continue;
+      // Bind mounts of subPaths hold volume files (or, on another volume type, host files):
+      // unmount them first, and never remove a directory that still has one (upstream
+      // cleanupOrphanedPodDirs keeps a pod with volume-subpaths on disk).
+      const podDir = path.join(podsDir, uid);
+      if (this.#o.subpather) {
+        await cleanPodSubPaths(this.#o.subpather, podDir).catch((err: unknown) =>
+          this.#log.warn({ pod: uid, err: String(err) }, 'failed to clean subpath mounts of an orphaned pod'),
+        );
+      }
+      const subPathsLeft = await fs
+        .access(path.join(podDir, containerSubPathDirectoryName))
+        .then(() => true)
+        .catch(() => false);
+      if (subPathsLeft) {
+        this.#log.warn({ pod: uid }, 'orphaned pod found, but volume subpaths are still present on disk');
+        continue;
+      }
       this.#podDirsMade.delete(uid);
       await fs.rm(path.join(podsDir, uid), { recursive: true, force: true }).catch(() => {});
     }

@@ -12,6 +12,8 @@ import {
   type PodStatusCache,
   type Runtime,
   type RuntimePod,
+  type Subpath,
+  type Subpather,
 } from '@kubelet-kit/core';
 import { BasicPodManager } from '@kubelet-kit/pod-manager';
 import type { PodWorkerSync, UpdatePodOptions } from '@kubelet-kit/pod-workers';
@@ -67,7 +69,7 @@ function fakeMirrorClient(calls: MirrorCall[]): MirrorClient {
 function setup(
   maxPods = 110,
   runtimePods: RuntimePod[] = [],
-  extra: { mirrorClient?: MirrorClient; rootDirectory?: string } = {},
+  extra: { mirrorClient?: MirrorClient; rootDirectory?: string; subpather?: Subpather } = {},
 ) {
   const clock = new FakeClock(Date.UTC(2026, 5, 1));
   const podManager = new BasicPodManager();
@@ -337,6 +339,58 @@ describe('handlePodCleanups', () => {
       ]);
     await kubelet.handlePodCleanups();
     expect(updates.map((u) => [u.updateType, u.runningPod?.id])).toEqual([['kill', 'uid-gone']]);
+  });
+});
+
+describe('orphaned pod directories (upstream cleanupOrphanedPodDirs)', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  /** A pod directory whose volumes are gone but whose subPath bind targets are still there. */
+  const orphanDir = () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kk-orphan-'));
+    dirs.push(root);
+    const target = path.join(root, 'pods', 'uid-gone', 'volume-subpaths', 'data', 'main', '0');
+    fs.mkdirSync(target, { recursive: true });
+    fs.writeFileSync(path.join(target, 'behind-the-mount'), '');
+    return { root, podDir: path.join(root, 'pods', 'uid-gone') };
+  };
+
+  /** Removes the bind targets of a volume as unmounting would; records the calls. */
+  const unmounting = (calls: string[], fail = false): Subpather => ({
+    async safeMakeDir() {},
+    async prepareSafeSubpath(sp: Subpath) {
+      return sp.path;
+    },
+    async cleanSubPaths(podDir, volumeName) {
+      calls.push(`${path.basename(podDir)}/${volumeName}`);
+      if (fail) throw new Error('umount: target is busy');
+      fs.rmSync(path.join(podDir, 'volume-subpaths'), { recursive: true });
+    },
+  });
+
+  it('cleans the subPaths of an orphaned pod before removing its directory', async () => {
+    const { root, podDir } = orphanDir();
+    const calls: string[] = [];
+    const { kubelet } = setup(110, [], { rootDirectory: root, subpather: unmounting(calls) });
+    await kubelet.handlePodCleanups();
+    expect(calls).toEqual(['uid-gone/data']);
+    expect(fs.existsSync(podDir)).toBe(false);
+  });
+
+  it('keeps the directory while subPaths could not be cleaned, or with no subpather', async () => {
+    const { root, podDir } = orphanDir();
+    const calls: string[] = [];
+    await setup(110, [], {
+      rootDirectory: root,
+      subpather: unmounting(calls, true),
+    }).kubelet.handlePodCleanups();
+    await setup(110, [], { rootDirectory: root }).kubelet.handlePodCleanups();
+    expect(calls).toEqual(['uid-gone/data']);
+    // Nothing behind what may still be a bind mount was deleted.
+    expect(fs.readdirSync(path.join(podDir, 'volume-subpaths/data/main/0'))).toEqual(['behind-the-mount']);
   });
 });
 

@@ -43,7 +43,15 @@ export {
   ProjectionPlugin,
 } from './projection.js';
 export { SECRET_PLUGIN_NAME, SecretPlugin, secretData } from './secret.js';
-export { resolveSubPath, SubPathError } from './subpath.js';
+export {
+  cleanPodSubPaths,
+  cleanSubPaths,
+  containerSubPathDirectoryName,
+  getSubpathBindTarget,
+  SafeSubpather,
+  type SafeSubpatherOptions,
+  SubPathError,
+} from './subpath.js';
 export {
   type FSGroupChangePolicy,
   podVolumeOwnership,

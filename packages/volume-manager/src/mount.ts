@@ -17,6 +17,11 @@ export interface Mounter {
     target: string,
     options: { readonly sizeBytes?: number; readonly signal?: AbortSignal },
   ): Promise<void>;
+  /**
+   * Bind-mounts `source` at `target` without mount(8) resolving either path first
+   * (`--no-canonicalize`): a `/proc/<pid>/fd/<n>` source mounts the inode that fd holds.
+   */
+  bindMount(source: string, target: string, signal?: AbortSignal): Promise<void>;
   unmount(target: string, signal?: AbortSignal): Promise<void>;
   /** The mount table. */
   list(): Promise<readonly MountInfo[]>;
@@ -97,6 +102,10 @@ export class SystemMounter implements Mounter {
       args.push('-o', `size=${options.sizeBytes}`);
     args.push('tmpfs', target);
     await this.#run(this.#mount, args, options.signal);
+  }
+
+  async bindMount(source: string, target: string, signal?: AbortSignal): Promise<void> {
+    await this.#run(this.#mount, ['--no-canonicalize', '--bind', source, target], signal);
   }
 
   async unmount(target: string, signal?: AbortSignal): Promise<void> {

@@ -12,6 +12,7 @@ import {
   type ObjectGetter,
   type Pod,
   RealClock,
+  type Subpather,
   type Timer,
   type Volume,
   type VolumeProvider,
@@ -30,6 +31,7 @@ import {
   podVolumeNames,
   type VolumeToMount,
 } from './state-of-world.js';
+import { SafeSubpather } from './subpath.js';
 import {
   type HostPathPolicy,
   type NodeAllocatable,
@@ -82,6 +84,12 @@ export interface VolumeManagerOptions {
   readonly nodeAllocatable?: () => NodeAllocatable;
   /** Defaults to {@link SystemMounter}. */
   readonly mounter?: Mounter;
+  /**
+   * Whose subPath bind mounts are removed before a volume is torn down (upstream
+   * `CleanSubPaths` in UnmountVolume); defaults to a {@link SafeSubpather} on `mounter`. Give
+   * the runtime manager the same one.
+   */
+  readonly subpather?: Subpather;
   /** Extra plugins, tried before the built-in ones. */
   readonly plugins?: readonly ((host: VolumeHost) => VolumePlugin)[];
   readonly clock?: Clock;
@@ -198,6 +206,7 @@ export class BasicVolumeManager implements VolumeManager {
   /** Set after a populator pass that began with every source seen (upstream HasAddedPods). */
   #populatorHasAddedPods = false;
   #reconstructing: Promise<void> | undefined;
+  readonly #subpather: Subpather;
 
   constructor(options: VolumeManagerOptions) {
     this.#root = options.rootDirectory;
@@ -210,10 +219,12 @@ export class BasicVolumeManager implements VolumeManager {
     this.#reconcilerPeriodMs = options.reconcilerPeriodMs ?? RECONCILER_PERIOD_MS;
     this.#waitTimeoutMs = options.waitTimeoutMs ?? WAIT_FOR_ATTACH_AND_MOUNT_TIMEOUT_MS;
     this.#podState = options.podStateProvider ?? this.#defaultPodState();
+    const mounter = options.mounter ?? new SystemMounter();
+    this.#subpather = options.subpather ?? new SafeSubpather({ mounter, logger: this.#logger });
     const host: VolumeHost = {
       logger: this.#logger,
       clock: this.#clock,
-      mounter: options.mounter ?? new SystemMounter(),
+      mounter,
       nodeAllocatable: options.nodeAllocatable ?? defaultAllocatable,
       ...(options.objectGetter ? { objectGetter: options.objectGetter } : {}),
       ...(options.tokenGetter ? { tokenGetter: options.tokenGetter } : {}),
@@ -515,6 +526,8 @@ export class BasicVolumeManager implements VolumeManager {
   }
 
   async #unmount(av: ActualVolume): Promise<void> {
+    // The bind mounts of subPaths first: they hold the volume's files (upstream CleanSubPaths).
+    await this.#subpather.cleanSubPaths(path.join(this.#root, 'pods', av.podUid), av.volumeName);
     const plugin = this.#pluginByName(av.pluginName);
     if (plugin) await plugin.tearDown(av.podVolumeDir, this.#abort.signal);
     else await fs.rm(av.podVolumeDir, { recursive: true, force: true });

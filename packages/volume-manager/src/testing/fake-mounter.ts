@@ -20,6 +20,12 @@ export class FakeMounter implements Mounter {
     });
   }
 
+  async bindMount(source: string, target: string): Promise<void> {
+    this.calls.push(`bind ${source} ${target}`);
+    if (this.mountError) throw this.mountError;
+    this.mounts.push({ mountPoint: path.resolve(target), fsType: 'none', source, options: 'bind' });
+  }
+
   async unmount(target: string): Promise<void> {
     this.calls.push(`umount ${target}`);
     const i = this.mounts.findLastIndex((m) => m.mountPoint === path.resolve(target));

@@ -6,4 +6,5 @@
 
 export { FakeMounter } from './fake-mounter.js';
 export { FakeObjectGetter } from './fake-object-getter.js';
+export { FakeSubpather } from './fake-subpather.js';
 export { FakeVolumeManager } from './fake-volume-manager.js';
