@@ -14,6 +14,8 @@ export * from './instrumented.js';
 export * from './kubelet.js';
 export * from './metrics.js';
 export * from './mirror-client.js';
+export * from './node-info.js';
 export * from './pod-table.js';
 export * from './reason-cache.js';
 export * from './server.js';
+export * from './sysctl.js';
