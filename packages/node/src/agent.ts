@@ -116,6 +116,10 @@ export interface Agent {
   readonly kubelet: Kubelet;
   readonly metrics: KubeletMetrics;
   readonly recorder: EventRecorder;
+  /** This node's name, labels and taints as admission sees them; node registration can reuse them. */
+  readonly node: NodeInfo;
+  /** What pods may request of the node (cpu, memory, pods, ephemeral storage, scalar resources). */
+  readonly allocatable: NodeAllocatable;
   /** The bound address of the HTTP endpoints, once started. */
   readonly address: { readonly address: string; readonly port: number } | undefined;
   /** Rejections of manifests and other source errors, newest last (bounded). */
@@ -473,6 +477,8 @@ export function createAgent(options: AgentOptions): Agent {
     kubelet: k,
     metrics,
     recorder,
+    node,
+    allocatable,
     get address() {
       return bound;
     },
@@ -510,7 +516,7 @@ function nodeEphemeralStorage(rootDirectory: string): number {
   while (!fs.existsSync(dir) && path.dirname(dir) !== dir) dir = path.dirname(dir);
   const st = fs.statfsSync(dir);
   const capacity = st.blocks * st.bsize;
-  return Math.floor(capacity - capacity * 0.1);
+  return capacity - Math.floor(capacity * 0.1);
 }
 
 /** `hugepages-<size>` capacity in bytes from /sys/kernel/mm/hugepages, as cadvisor reports it. */

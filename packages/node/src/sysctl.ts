@@ -75,9 +75,8 @@ export function toDotSeparatedSysctl(name: string): string {
 }
 
 const sysctlMaxLength = 253;
-const segment = '[a-z0-9]([-_a-z0-9]*[a-z0-9])?';
-/** Upstream's `SysctlContainSlashPatternFmt`: segments split by `.` or `/`, optionally ending in `*`. */
-export const sysctlPatternFormat = `(${segment}[\\./])*(${segment}|\\*)`;
+/** Upstream's `SysctlContainSlashPatternFmt`: segments split by `.` or `/`, the last may end in `*`. */
+export const sysctlPatternFormat = '([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\./])*([a-z0-9][-_a-z0-9]*)?[a-z0-9*]';
 const sysctlPattern = new RegExp(`^${sysctlPatternFormat}$`);
 
 /** Upstream `IsValidSysctlPattern`. */
