@@ -1,11 +1,14 @@
 import {
   type Container,
+  isStaticPod,
   type Pod,
   parseQuantity,
   type Quantity,
   quantityMilliValue,
   quantityValue,
 } from '@kubelet-kit/core';
+import { findUntoleratedTaint, type NodeInfo, nodeOS, podMatchesNodeAffinity } from './node-info.js';
+import type { SysctlAllowlist } from './sysctl.js';
 
 /** The outcome of admitting a pod (upstream `lifecycle.PodAdmitResult`). */
 export interface PodAdmitResult {
@@ -22,6 +25,14 @@ export interface NodeAllocatable {
   /** Bytes. */
   readonly memory: number;
   readonly pods: number;
+  /** Bytes of local ephemeral storage; without it, ephemeral-storage requests are not checked. */
+  readonly ephemeralStorage?: number;
+  /**
+   * Scalar resources by name: extended resources (`example.com/foo`, whole units) and hugepages
+   * (`hugepages-2Mi`, bytes). An extended resource absent here is one the node does not know:
+   * requests of it are ignored, as upstream (cluster-level resources); absent hugepages are 0.
+   */
+  readonly scalarResources?: Readonly<Record<string, number>>;
 }
 
 /** Options of {@link admitPod}. */
@@ -39,6 +50,10 @@ export interface AdmitPodOptions {
    * admission sums every active pod's requests and host ports again (quadratic in a batch).
    */
   readonly usage?: PodResourceUsage;
+  /** The node's name, labels and taints: node name, node affinity and NoExecute taints are checked against it. */
+  readonly node?: NodeInfo;
+  /** The sysctls pods may set (upstream's sysctl admit handler); without it sysctls are not checked. */
+  readonly sysctls?: SysctlAllowlist;
 }
 
 /** The pod count, cpu and memory requests and host ports held by a set of admitted pods. */
@@ -47,6 +62,8 @@ export class PodResourceUsage {
   /** Whole millicores and bytes, summed pod by pod as upstream's `NodeInfo.Requested`. */
   #milliCPU = 0;
   #memory = 0;
+  #ephemeralStorage = 0;
+  readonly #scalar = new Map<string, number>();
   readonly #hostPorts = new Set<string>();
 
   constructor(pods: readonly Pod[] = []) {
@@ -58,6 +75,10 @@ export class PodResourceUsage {
     this.#count++;
     this.#milliCPU += podMilliCPU(pod);
     this.#memory += podMemory(pod);
+    this.#ephemeralStorage += quantityValue(podRequest(pod, 'ephemeral-storage'));
+    for (const name of scalarResourceNames(pod)) {
+      this.#scalar.set(name, (this.#scalar.get(name) ?? 0) + quantityValue(podRequest(pod, name)));
+    }
     for (const p of hostPorts(pod)) this.#hostPorts.add(hostPortKey(p.protocol, p.hostIP, p.port));
   }
 
@@ -79,6 +100,16 @@ export class PodResourceUsage {
   /** Bytes. */
   get memory(): number {
     return this.#memory;
+  }
+
+  /** Bytes of ephemeral storage requested. */
+  get ephemeralStorage(): number {
+    return this.#ephemeralStorage;
+  }
+
+  /** What is requested of a scalar resource (extended resource or hugepages). */
+  scalar(name: string): number {
+    return this.#scalar.get(name) ?? 0;
   }
 
   /** `<protocol>/<host IP>:<port>` of every host port in use. */
@@ -104,13 +135,13 @@ function portConflict(taken: ReadonlySet<string>, { protocol, hostIP, port }: Ho
   return false;
 }
 
-function requestOf(c: Container, name: 'cpu' | 'memory'): number {
+function requestOf(c: Container, name: string): number {
   const q = c.resources?.requests?.[name] ?? c.resources?.limits?.[name];
   return q === undefined ? 0 : parseQuantity(q);
 }
 
 /** `spec.resources` (PodLevelResources, beta and on by default in 1.34), newer than our API types. */
-function podLevelRequest(pod: Pod, name: 'cpu' | 'memory'): Quantity | undefined {
+function podLevelRequest(pod: Pod, name: string): Quantity | undefined {
   const spec = pod.spec as { resources?: { requests?: Record<string, Quantity> } } | undefined;
   return spec?.resources?.requests?.[name];
 }
@@ -120,7 +151,7 @@ function podLevelRequest(pod: Pod, name: 'cpu' | 'memory'): Quantity | undefined
  * sum over regular and sidecar containers and the largest regular init container plus the
  * sidecars started before it; a pod-level request replaces that; the overhead is added.
  */
-export function podRequest(pod: Pod, name: 'cpu' | 'memory'): number {
+export function podRequest(pod: Pod, name: string): number {
   let sum = 0;
   let initMax = 0;
   let sidecars = 0;
@@ -178,13 +209,57 @@ function hostPorts(pod: Pod): HostPort[] {
   return ports;
 }
 
-/** The OS this agent runs on, named as Go's `runtime.GOOS`. */
-const nodeOS = process.platform === 'win32' ? 'windows' : process.platform;
+/**
+ * Upstream `IsExtendedResourceName`: a name with a domain that is not `kubernetes.io` (nor
+ * `requests.`-prefixed), e.g. `example.com/foo`.
+ */
+export function isExtendedResourceName(name: string): boolean {
+  if (!name.includes('/') || name.includes('kubernetes.io/') || name.startsWith('requests.')) return false;
+  return /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/.test(
+    `requests.${name}`,
+  );
+}
+
+/** Upstream `IsScalarResourceName`: extended resources, hugepages and `kubernetes.io/`-prefixed ones. */
+function isScalarResourceName(name: string): boolean {
+  return (
+    isExtendedResourceName(name) ||
+    name.startsWith('hugepages-') ||
+    name.includes('kubernetes.io/') ||
+    name.startsWith('attachable-volumes-')
+  );
+}
+
+/** The scalar resources a pod's containers or overhead name, in order of appearance. */
+function scalarResourceNames(pod: Pod): string[] {
+  const names = new Set<string>();
+  for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) {
+    for (const n of Object.keys(c.resources?.requests ?? {})) names.add(n);
+    for (const n of Object.keys(c.resources?.limits ?? {})) names.add(n);
+  }
+  for (const n of Object.keys(pod.spec?.overhead ?? {})) names.add(n);
+  return [...names].filter(isScalarResourceName);
+}
+
+function insufficient(name: string, requested: number, used: number, capacity: number): PodAdmitResult {
+  // Upstream's InsufficientResourceError, reason `OutOf<resource>`.
+  return {
+    admit: false,
+    reason: `OutOf${name}`,
+    message: `Node didn't have enough resource: ${name}, requested: ${requested}, used: ${used}, capacity: ${capacity}`,
+  };
+}
+
+/** Upstream's PredicateFailureError: the predicate's name is the reason. */
+function predicateFailure(name: string, description: string): PodAdmitResult {
+  return { admit: false, reason: name, message: `Predicate ${name} failed: ${description}` };
+}
 
 /**
  * Decides whether the node can run `pod` beside `activePods`, with the node-side rules of
- * upstream's admission (pod count, cpu and memory requests against allocatable, host ports, and
- * the host network / privileged policies).
+ * upstream's admission: the host network / privileged policies, the sysctl allowlist, then the
+ * predicate handler (OS, pod count and resource requests against allocatable, node affinity,
+ * node name, host ports, NoExecute taints), the first failure being the answer.
  */
 export function admitPod(options: AdmitPodOptions): PodAdmitResult {
   const { pod, activePods, allocatable } = options;
@@ -206,6 +281,10 @@ export function admitPod(options: AdmitPodOptions): PodAdmitResult {
       };
     }
   }
+  if (options.sysctls) {
+    const sysctls = options.sysctls.admit(pod);
+    if (!sysctls.admit) return sysctls;
+  }
   // Upstream's predicate handler checks the OS first: no eviction would make these fit.
   const osLabel = pod.metadata?.labels?.['kubernetes.io/os'];
   if (osLabel !== undefined && osLabel !== nodeOS) {
@@ -224,35 +303,49 @@ export function admitPod(options: AdmitPodOptions): PodAdmitResult {
     };
   }
   const held = options.usage ?? new PodResourceUsage(activePods);
-  if (held.count + 1 > allocatable.pods) {
-    return {
-      admit: false,
-      reason: 'OutOfpods',
-      message: `Node didn't have enough resource: pods, requested: 1, used: ${held.count}, capacity: ${allocatable.pods}`,
-    };
-  }
+  if (held.count + 1 > allocatable.pods) return insufficient('pods', 1, held.count, allocatable.pods);
   // Whole millicores and bytes, as upstream's fitsRequest; a float sum of 100m + 200m + 700m
   // would not fit one core.
-  const amounts = [
+  const amounts: Array<readonly [string, number, number, number]> = [
     ['cpu', podMilliCPU(pod), held.milliCPU, quantityMilliValue(allocatable.cpu)],
     ['memory', podMemory(pod), held.memory, quantityValue(allocatable.memory)],
-  ] as const;
+  ];
+  if (allocatable.ephemeralStorage !== undefined) {
+    amounts.push([
+      'ephemeral-storage',
+      quantityValue(podRequest(pod, 'ephemeral-storage')),
+      held.ephemeralStorage,
+      quantityValue(allocatable.ephemeralStorage),
+    ]);
+  }
+  const scalar = allocatable.scalarResources ?? {};
+  for (const name of scalarResourceNames(pod)) {
+    // Upstream's removeMissingExtendedResources: an extended resource the node does not list is
+    // a cluster-level one, not the kubelet's to check.
+    if (isExtendedResourceName(name) && !Object.hasOwn(scalar, name)) continue;
+    amounts.push([name, quantityValue(podRequest(pod, name)), held.scalar(name), scalar[name] ?? 0]);
+  }
   for (const [name, requested, used, capacity] of amounts) {
-    if (requested > 0 && requested > capacity - used) {
-      return {
-        admit: false,
-        reason: `OutOf${name}`,
-        message: `Node didn't have enough resource: ${name}, requested: ${requested}, used: ${used}, capacity: ${capacity}`,
-      };
-    }
+    if (requested > 0 && requested > capacity - used) return insufficient(name, requested, used, capacity);
+  }
+  const node = options.node;
+  if (node && !podMatchesNodeAffinity(pod, node)) {
+    return predicateFailure('NodeAffinity', "node(s) didn't match Pod's node affinity/selector");
+  }
+  const nodeName = pod.spec?.nodeName;
+  if (node && nodeName && nodeName !== node.name) {
+    return predicateFailure('NodeName', "node(s) didn't match the requested node name");
   }
   if (hostPorts(pod).some((p) => portConflict(held.hostPorts, p))) {
-    // Upstream's NodePorts predicate: the reason is the plugin's name.
-    return {
-      admit: false,
-      reason: 'NodePorts',
-      message: "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports",
-    };
+    return predicateFailure('NodePorts', "node(s) didn't have free ports for the requested pod ports");
+  }
+  // Static pods are not held to the node's taints (upstream generalFilter); only NoExecute counts.
+  if (
+    node &&
+    !isStaticPod(pod) &&
+    findUntoleratedTaint(node.taints, pod.spec?.tolerations ?? [], (t) => t.effect === 'NoExecute')
+  ) {
+    return predicateFailure('TaintToleration', "node(s) had taints that the pod didn't tolerate");
   }
   return { admit: true };
 }

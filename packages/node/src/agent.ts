@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -37,9 +38,11 @@ import { instrumentCriClient } from './instrumented.js';
 import { Kubelet } from './kubelet.js';
 import { KubeletMetrics } from './metrics.js';
 import { ApiserverMirrorClient, type MirrorClient, type MirrorPodApi } from './mirror-client.js';
+import { type NodeInfo, type NodeTaint, nodeLabels } from './node-info.js';
 import { appArmorHostError, type PodFeatureSupport } from './pod-feature-admission.js';
 import { LocalRuntimeClassList, loadRuntimeClasses } from './runtime-classes.js';
 import { KubeletServer } from './server.js';
+import { SysctlAllowlist } from './sysctl.js';
 
 /**
  * Creation calls in flight at once. On a 2-core machine, where containerd is CPU-bound during a
@@ -103,6 +106,19 @@ export interface AgentOptions {
    * `runtimeClassName`; default none (a pod naming one gets no sandbox). Read at creation.
    */
   readonly runtimeClasses?: string;
+  /** Upstream --allowed-unsafe-sysctls: sysctls or patterns ending in `*`, beside the safe ones. */
+  readonly allowedUnsafeSysctls?: readonly string[];
+  /** Upstream --node-labels, laid over the default hostname/os/arch labels. */
+  readonly nodeLabels?: Readonly<Record<string, string>>;
+  /** Upstream --register-with-taints. */
+  readonly registerWithTaints?: readonly NodeTaint[];
+  /**
+   * Extended resources the node offers (e.g. `{ 'example.com/foo': 2 }`), as an admin would
+   * patch them into the Node's capacity; default none.
+   */
+  readonly extendedResources?: Readonly<Record<string, number>>;
+  /** Allocatable ephemeral storage, bytes; default the root directory's filesystem less 10 %. */
+  readonly ephemeralStorageBytes?: number;
   readonly clock?: Clock;
   readonly logger?: Logger;
   readonly recorder?: EventRecorder;
@@ -113,6 +129,10 @@ export interface Agent {
   readonly kubelet: Kubelet;
   readonly metrics: KubeletMetrics;
   readonly recorder: EventRecorder;
+  /** This node's name, labels and taints as admission sees them; node registration can reuse them. */
+  readonly node: NodeInfo;
+  /** What pods may request of the node (cpu, memory, pods, ephemeral storage, scalar resources). */
+  readonly allocatable: NodeAllocatable;
   /** The bound address of the HTTP endpoints, once started. */
   readonly address: { readonly address: string; readonly port: number } | undefined;
   /** Rejections of manifests and other source errors, newest last (bounded). */
@@ -161,7 +181,15 @@ export function createAgent(options: AgentOptions): Agent {
     cpu: os.cpus().length,
     memory: os.totalmem(),
     pods: options.maxPods ?? 110,
+    ephemeralStorage: options.ephemeralStorageBytes ?? nodeEphemeralStorage(rootDirectory),
+    scalarResources: { ...hugePages(), ...options.extendedResources },
   };
+  const node: NodeInfo = {
+    name: nodeName,
+    labels: nodeLabels(nodeName, options.nodeLabels),
+    taints: options.registerWithTaints ?? [],
+  };
+  const sysctls = SysctlAllowlist.forNode(options.allowedUnsafeSysctls);
   const sourceErrors: string[] = [];
   const onSourceError = (err: Error) => {
     sourceErrors.push(err.message);
@@ -419,6 +447,8 @@ export function createAgent(options: AgentOptions): Agent {
     subpather,
     nodeIPs,
     allocatable,
+    node,
+    sysctls,
     runtime,
     podConfig: podConfigView,
     podManager,
@@ -476,6 +506,8 @@ export function createAgent(options: AgentOptions): Agent {
     kubelet: k,
     metrics,
     recorder,
+    node,
+    allocatable,
     get address() {
       return bound;
     },
@@ -501,4 +533,44 @@ export function createAgent(options: AgentOptions): Agent {
       imageService.close();
     },
   };
+}
+
+/**
+ * Upstream's allocatable ephemeral storage: the capacity of the filesystem holding the root
+ * directory less the default hard eviction threshold (nodefs.available < 10 %).
+ */
+function nodeEphemeralStorage(rootDirectory: string): number {
+  // The root directory may not exist yet: its nearest existing ancestor is on the same filesystem.
+  let dir = rootDirectory;
+  while (!fs.existsSync(dir) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  const st = fs.statfsSync(dir);
+  const capacity = st.blocks * st.bsize;
+  return capacity - Math.floor(capacity * 0.1);
+}
+
+/** `hugepages-<size>` capacity in bytes from /sys/kernel/mm/hugepages, as cadvisor reports it. */
+function hugePages(): Record<string, number> {
+  const dir = '/sys/kernel/mm/hugepages';
+  const out: Record<string, number> = {};
+  let entries: string[];
+  try {
+    entries = fs.readdirSync(dir);
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    const m = /^hugepages-(\d+)kB$/.exec(e);
+    if (!m) continue;
+    const kib = Number(m[1]);
+    let pages = 0;
+    try {
+      pages = Number(fs.readFileSync(path.join(dir, e, 'nr_hugepages'), 'utf8').trim()) || 0;
+    } catch {
+      // Unreadable: none of that size.
+    }
+    const size =
+      kib % 1048576 === 0 ? `${kib / 1048576}Gi` : kib % 1024 === 0 ? `${kib / 1024}Mi` : `${kib}Ki`;
+    out[`hugepages-${size}`] = pages * kib * 1024;
+  }
+  return out;
 }

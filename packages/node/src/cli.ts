@@ -9,6 +9,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
 import { createAgent } from './agent.js';
 import { lineBatchingDestination } from './log-destination.js';
+import { type NodeTaint, parseNodeLabels, parseTaints } from './node-info.js';
 import { formatPodTable } from './pod-table.js';
 
 function int(name: string) {
@@ -78,9 +79,31 @@ interface RunFlags {
   maxConcurrentSyncs?: number;
   maxConcurrentPodCreations?: number;
   maxConcurrentCreationCalls?: number;
+  allowedUnsafeSysctls?: string[];
+  nodeLabels?: string[];
+  registerWithTaints?: string[];
+  extendedResources?: string[];
   logLevel: string;
   logFile?: string;
   table: boolean;
+}
+
+/** `name=count,...` of --extended-resources: extended resource names with whole counts. */
+function parseExtendedResources(values: readonly string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const item of values.flatMap((v) => v.split(',')).map((v) => v.trim())) {
+    if (item === '') continue;
+    const eq = item.indexOf('=');
+    const name = item.slice(0, eq);
+    const count = Number(item.slice(eq + 1));
+    if (eq <= 0 || !name.includes('/') || !Number.isInteger(count) || count < 0) {
+      throw new InvalidArgumentError(
+        `--extended-resources: ${JSON.stringify(item)} is not <domain>/<name>=<whole number>`,
+      );
+    }
+    out[name] = count;
+  }
+  return out;
 }
 
 async function run(flags: RunFlags): Promise<void> {
@@ -120,6 +143,23 @@ async function run(flags: RunFlags): Promise<void> {
     return;
   }
 
+  let nodeLabels: Record<string, string>;
+  let taints: NodeTaint[];
+  let extendedResources: Record<string, number>;
+  try {
+    nodeLabels = Object.assign({}, ...(flags.nodeLabels ?? []).map(parseNodeLabels));
+    taints = parseTaints((flags.registerWithTaints ?? []).join(','));
+    extendedResources = parseExtendedResources(flags.extendedResources ?? []);
+  } catch (err) {
+    process.stderr.write(`kubelet-kit run: ${(err as Error).message}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const allowedUnsafeSysctls = (flags.allowedUnsafeSysctls ?? [])
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
+
   if (!flags.podManifestPath && !flags.manifestUrl && !flags.kubeconfig) {
     process.stderr.write(
       'kubelet-kit run: no pod source given: pass --pod-manifest-path, --manifest-url or --kubeconfig\n',
@@ -154,6 +194,10 @@ async function run(flags: RunFlags): Promise<void> {
       ...(flags.maxConcurrentCreationCalls
         ? { maxConcurrentCreationCalls: flags.maxConcurrentCreationCalls }
         : {}),
+      ...(allowedUnsafeSysctls.length ? { allowedUnsafeSysctls } : {}),
+      ...(Object.keys(nodeLabels).length ? { nodeLabels } : {}),
+      ...(taints.length ? { registerWithTaints: taints } : {}),
+      ...(Object.keys(extendedResources).length ? { extendedResources } : {}),
     });
   } catch (err) {
     // A bad --runtime-classes file, say: named with its field, and nothing starts.
@@ -262,6 +306,16 @@ program
     'bound on RunPodSandbox, CreateContainer and StartContainer calls in flight at once',
     int('--max-concurrent-creation-calls'),
     4,
+  )
+  .option(
+    '--allowed-unsafe-sysctls <sysctls...>',
+    'comma-separated unsafe sysctls or patterns ending in * pods may set, beside the safe ones',
+  )
+  .option('--node-labels <labels...>', 'labels of this node, k=v,k2=v2, over the default hostname/os/arch')
+  .option('--register-with-taints <taints...>', "this node's taints, key=value:Effect,key2:Effect")
+  .option(
+    '--extended-resources <resources...>',
+    'extended resources this node offers, example.com/foo=2,... (default none; not an upstream flag)',
   )
   .option('--log-level <level>', 'debug, info, warn or error', 'info')
   .option(

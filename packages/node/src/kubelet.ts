@@ -54,8 +54,10 @@ import type {
 } from './deps.js';
 import type { KubeletMetrics } from './metrics.js';
 import type { MirrorClient } from './mirror-client.js';
+import type { NodeInfo } from './node-info.js';
 import { admitPodFeatures, type PodFeatureSupport } from './pod-feature-admission.js';
 import { ReasonCache } from './reason-cache.js';
+import type { SysctlAllowlist } from './sysctl.js';
 
 /** Options of {@link Kubelet}. */
 export interface KubeletOptions {
@@ -100,6 +102,10 @@ export interface KubeletOptions {
   readonly crashLoopBackOff?: { readonly initialMs: number; readonly maxMs: number };
   readonly allowHostNetwork?: boolean;
   readonly allowPrivileged?: boolean;
+  /** The node's labels and taints, for node name, node affinity and NoExecute taint admission. */
+  readonly node?: NodeInfo;
+  /** The sysctls pods may set (safe ones plus --allowed-unsafe-sysctls). */
+  readonly sysctls?: SysctlAllowlist;
   /** How soon a pod waiting on a crash-loop or image backoff is synced again (default 10 s). */
   readonly backoffRequeueMs?: number;
   /** Whether the runtime's network is ready; pods that need pod networking wait for it. */
@@ -380,6 +386,8 @@ export class Kubelet implements PodSyncer {
           allocatable: o.allocatable,
           ...(o.allowHostNetwork !== undefined ? { allowHostNetwork: o.allowHostNetwork } : {}),
           ...(o.allowPrivileged !== undefined ? { allowPrivileged: o.allowPrivileged } : {}),
+          ...(o.node ? { node: o.node } : {}),
+          ...(o.sysctls ? { sysctls: o.sysctls } : {}),
         });
         if (!result.admit) {
           this.#rejectPod(pod, result.reason ?? 'Rejected', result.message ?? '');

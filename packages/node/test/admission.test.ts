@@ -1,6 +1,6 @@
 import type { Pod } from '@kubelet-kit/core';
 import { describe, expect, it } from 'vitest';
-import { admitPod, PodResourceUsage, podRequest } from '../src/index.js';
+import { admitPod, type NodeInfo, PodResourceUsage, podRequest, SysctlAllowlist } from '../src/index.js';
 
 const pod = (
   name: string,
@@ -387,5 +387,116 @@ describe('admitPod', () => {
     expect(admitPod({ pod: windows, activePods: [pod('a'), pod('b'), pod('c')], allocatable }).reason).toBe(
       'PodOSNotSupported',
     );
+  });
+
+  describe('upstream generalFilter and the sysctl handler', () => {
+    const node: NodeInfo = {
+      name: 'node-a',
+      labels: { 'kubernetes.io/hostname': 'node-a', disk: 'ssd' },
+      taints: [{ key: 'dedicated', value: 'db', effect: 'NoExecute' }],
+    };
+    const full = {
+      ...allocatable,
+      ephemeralStorage: 10 * 2 ** 30,
+      scalarResources: { 'example.com/foo': 2, 'hugepages-2Mi': 0 },
+    };
+    const admit = (p: Pod, active: Pod[] = []) =>
+      admitPod({
+        pod: p,
+        activePods: active,
+        allocatable: full,
+        node,
+        sysctls: SysctlAllowlist.forNode([], '6.1.0'),
+      });
+    const tolerant = { tolerations: [{ key: 'dedicated', operator: 'Exists' as const }] };
+
+    it('admits a pod that fits, tolerates and matches', () => {
+      expect(admit(pod('ok', { cpu: '100m' }, { nodeSelector: { disk: 'ssd' }, ...tolerant }))).toEqual({
+        admit: true,
+      });
+    });
+
+    it('refuses an unsafe sysctl before anything else', () => {
+      const p = pod(
+        's',
+        { cpu: '100' },
+        { securityContext: { sysctls: [{ name: 'kernel.msgmax', value: '1' }] } },
+      );
+      expect(admit(p)).toEqual({
+        admit: false,
+        reason: 'SysctlForbidden',
+        message: 'forbidden sysctl: "kernel.msgmax" not allowlisted',
+      });
+    });
+
+    it('refuses an untolerated NoExecute taint, but not for static pods', () => {
+      expect(admit(pod('t'))).toEqual({
+        admit: false,
+        reason: 'TaintToleration',
+        message: "Predicate TaintToleration failed: node(s) had taints that the pod didn't tolerate",
+      });
+      const staticPod: Pod = {
+        ...pod('st'),
+        metadata: { name: 'st', uid: 'st', annotations: { 'kubernetes.io/config.source': 'file' } },
+      };
+      expect(admit(staticPod).admit).toBe(true);
+      expect(admit(pod('v', {}, { tolerations: [{ key: 'dedicated', value: 'other' }] })).reason).toBe(
+        'TaintToleration',
+      );
+    });
+
+    it('refuses a nodeSelector or node affinity the node does not match', () => {
+      expect(admit(pod('n', {}, { nodeSelector: { disk: 'hdd' }, ...tolerant }))).toEqual({
+        admit: false,
+        reason: 'NodeAffinity',
+        message: "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
+      });
+    });
+
+    it('refuses a pod bound to another node', () => {
+      expect(admit(pod('b', {}, { nodeName: 'node-b', ...tolerant }))).toEqual({
+        admit: false,
+        reason: 'NodeName',
+        message: "Predicate NodeName failed: node(s) didn't match the requested node name",
+      });
+      expect(admit(pod('b', {}, { nodeName: 'node-a', ...tolerant })).admit).toBe(true);
+    });
+
+    it('compares ephemeral-storage, extended resources and hugepages with allocatable', () => {
+      expect(admit(pod('e', { 'ephemeral-storage': '20Gi' }, tolerant))).toEqual({
+        admit: false,
+        reason: 'OutOfephemeral-storage',
+        message: `Node didn't have enough resource: ephemeral-storage, requested: ${20 * 2 ** 30}, used: 0, capacity: ${10 * 2 ** 30}`,
+      });
+      const foo = (name: string, n: string) => pod(name, { 'example.com/foo': n }, tolerant);
+      expect(admit(foo('f', '2')).admit).toBe(true);
+      expect(admit(foo('g', '1'), [foo('f', '2')])).toEqual({
+        admit: false,
+        reason: 'OutOfexample.com/foo',
+        message: "Node didn't have enough resource: example.com/foo, requested: 1, used: 2, capacity: 2",
+      });
+      // An extended resource the node does not list is a cluster-level one: not checked.
+      expect(admit(pod('u', { 'example.com/unknown': '5' }, tolerant)).admit).toBe(true);
+      expect(admit(pod('h', { 'hugepages-2Mi': '2Mi' }, tolerant)).reason).toBe('OutOfhugepages-2Mi');
+      expect(admit(pod('h1', { 'hugepages-1Gi': '1Gi' }, tolerant))).toMatchObject({
+        reason: 'OutOfhugepages-1Gi',
+        message: `Node didn't have enough resource: hugepages-1Gi, requested: ${2 ** 30}, used: 0, capacity: 0`,
+      });
+    });
+
+    it('reports resources first, then NodeAffinity, NodeName, NodePorts, taints', () => {
+      const all = pod('x', { cpu: '100' }, { nodeSelector: { disk: 'hdd' }, nodeName: 'node-b' });
+      expect(admit(all).reason).toBe('OutOfcpu');
+      expect(admit(pod('y', {}, { nodeSelector: { disk: 'hdd' }, nodeName: 'node-b' })).reason).toBe(
+        'NodeAffinity',
+      );
+      expect(admit(pod('z', {}, { nodeName: 'node-b' })).reason).toBe('NodeName');
+    });
+
+    it('keeps what admitted pods hold in PodResourceUsage', () => {
+      const usage = new PodResourceUsage([pod('a', { 'example.com/foo': '1', 'ephemeral-storage': '1Gi' })]);
+      expect(usage.scalar('example.com/foo')).toBe(1);
+      expect(usage.ephemeralStorage).toBe(2 ** 30);
+    });
   });
 });

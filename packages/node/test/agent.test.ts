@@ -102,6 +102,30 @@ describe('agent on the in-memory CRI', () => {
     ]);
   });
 
+  it('builds the node from its flags: default and extra labels, taints, allocatable', async () => {
+    await start(110, {
+      nodeLabels: { disk: 'ssd' },
+      registerWithTaints: [{ key: 'dedicated', value: 'db', effect: 'NoExecute' }],
+      extendedResources: { 'example.com/foo': 2 },
+    });
+    expect(agent!.node).toMatchObject({
+      name: 'node-a',
+      labels: { 'kubernetes.io/hostname': 'node-a', 'kubernetes.io/os': 'linux', disk: 'ssd' },
+      taints: [{ key: 'dedicated', value: 'db', effect: 'NoExecute' }],
+    });
+    expect(agent!.allocatable.scalarResources?.['example.com/foo']).toBe(2);
+    const st = fs.statfsSync(dir);
+    expect(agent!.allocatable.ephemeralStorage).toBe(
+      st.blocks * st.bsize - Math.floor(st.blocks * st.bsize * 0.1),
+    );
+  });
+
+  it('refuses a malformed --allowed-unsafe-sysctls entry when built', () => {
+    expect(() =>
+      createAgent({ runtimeEndpoint: server.endpoint, podManifestPath: dir, allowedUnsafeSysctls: ['foo*'] }),
+    ).toThrow('the sysctls "foo*" are not known to be namespaced');
+  });
+
   it('reports a started container as Running well before the next periodic relist', async () => {
     fs.writeFileSync(path.join(dir, 'manifests', 'q.json'), manifest('q'));
     await start();
