@@ -457,9 +457,12 @@ describe('runtime errors (upstream runtimeState in syncLoop)', () => {
     });
     try {
       // A pod past its active deadline is synced at every round of the sync tick.
-      const pod = staticPod('a', 'uid-a');
-      pod.spec = { ...pod.spec!, activeDeadlineSeconds: 1 };
-      pod.status = { phase: 'Running', startTime: new Date(clock.now() - 3_600_000).toISOString() };
+      const base = staticPod('a', 'uid-a');
+      const pod: Pod = {
+        ...base,
+        spec: { ...base.spec!, activeDeadlineSeconds: 1 },
+        status: { phase: 'Running', startTime: new Date(clock.now() - 3_600_000).toISOString() },
+      };
       await kubelet.start();
       kubelet.handlePodAdditions([pod]);
       const syncs = () => updates.filter((u) => u.updateType === 'sync').length;
