@@ -872,6 +872,24 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
           return false;
         }
       }
+      // A container made but never started (the runtime went away before or while it was
+      // started) is removed and made again: it never ran, so this is no restart, and nothing of
+      // it stays beside the new one. Upstream leaves it and counts a restart.
+      const last = findContainerStatusByName(podStatus, name);
+      if (last?.state === 'created') {
+        try {
+          await this.#removeContainer(last.id.id, signal);
+          composable = false;
+        } catch (err) {
+          results.push({
+            action: 'StartContainer',
+            target: name,
+            error: 'RunContainerError',
+            message: `failed to remove container ${JSON.stringify(last.id.id)} that never started: ${goErrorString(err)}`,
+          });
+          return false;
+        }
+      }
       try {
         const containerId = await this.#startContainer(
           podSandboxId,
@@ -1017,8 +1035,9 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     // Step 2: the restart count, from the last instance or else from the log directory.
     const m = pod.metadata ?? {};
     const last = findContainerStatusByName(podStatus, container.name);
+    // One that never started was removed for this one, which takes its count (see syncPod).
     const restartCount = last
-      ? last.restartCount + 1
+      ? last.restartCount + (last.state === 'created' ? 0 : 1)
       : await calcRestartCountByLogDir(
           buildContainerLogsDirectory(
             this.#podLogsRoot,

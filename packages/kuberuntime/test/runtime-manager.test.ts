@@ -500,3 +500,79 @@ describe('sandbox hostname', () => {
     expect(h.server.calls('RunPodSandbox')).toHaveLength(0);
   });
 });
+
+describe('syncPod after the runtime went away mid-sync (issue #23)', () => {
+  it('a container made but never started is removed and made again, with no restart counted', async () => {
+    const pod = makePod({
+      containers: [
+        { name: 'a', image: 'busybox:v2' },
+        { name: 'b', image: 'busybox:v2' },
+      ],
+    });
+    // The runtime goes away between CreateContainer and StartContainer of the first container.
+    h.server.failNext('StartContainer', 1, 'Unavailable', 'Connection dropped');
+    const first = await h.sync(pod);
+    expect(first.syncResults.find((r) => r.target === 'a')?.error).toBe('RunContainerError');
+    const before = await h.status(pod);
+    const leftover = byName(before, 'a');
+    expect(leftover.map((c) => c.state)).toEqual(['created']);
+    const running = byName(before, 'b')[0]!;
+
+    h.server.clearCalls();
+    const second = await h.sync(pod);
+    expect(second.syncResults.map((r) => [r.action, r.target, r.error])).toEqual([
+      ['StartContainer', 'a', undefined],
+    ]);
+    expect(
+      h.server.calls('RemoveContainer').map((c) => (c.request as { containerId: string }).containerId),
+    ).toEqual([leftover[0]!.id.id]);
+
+    // Exactly one instance of each, running; the one that ran before is untouched.
+    const after = await h.status(pod);
+    expect(after.containerStatuses.map((c) => [c.name, c.state, c.restartCount]).sort()).toEqual([
+      ['a', 'running', 0],
+      ['b', 'running', 0],
+    ]);
+    expect(byName(after, 'b')[0]!.id).toEqual(running.id);
+    const listed = await h.rs.listContainers({});
+    expect(listed.containers).toHaveLength(2);
+  });
+
+  it('a never-started container that cannot be removed is not made twice; the next sync does it', async () => {
+    const pod = makePod({ containers: [{ name: 'a', image: 'busybox:v2' }] });
+    h.server.failNext('StartContainer', 1, 'Unavailable', 'Connection dropped');
+    await h.sync(pod);
+    h.server.failNext('RemoveContainer', 1, 'Unavailable', 'runtime is down');
+    const blocked = await h.sync(pod);
+    expect(blocked.syncResults).toEqual([
+      expect.objectContaining({ action: 'StartContainer', target: 'a', error: 'RunContainerError' }),
+    ]);
+    expect((await h.rs.listContainers({})).containers).toHaveLength(1);
+    await h.sync(pod);
+    const after = await h.status(pod);
+    expect(after.containerStatuses.map((c) => [c.name, c.state, c.restartCount])).toEqual([
+      ['a', 'running', 0],
+    ]);
+    expect((await h.rs.listContainers({})).containers).toHaveLength(1);
+  });
+
+  it('a crash-looping container whose new instance never started keeps its count', async () => {
+    const pod = makePod({ restartPolicy: 'Always', containers: [{ name: 'a', image: 'busybox:v2' }] });
+    await h.sync(pod);
+    const firstId = byName(await h.status(pod), 'a')[0]!.id.id;
+    h.server.exitContainer(firstId, 1);
+    await h.clock.tick(20_000);
+    h.server.failNext('StartContainer', 1, 'Unavailable', 'Connection dropped');
+    await h.sync(pod);
+    expect(byName(await h.status(pod), 'a').map((c) => [c.state, c.restartCount])).toEqual([
+      ['created', 1],
+      ['exited', 0],
+    ]);
+    await h.clock.tick(20_000);
+    await h.sync(pod);
+    expect(byName(await h.status(pod), 'a').map((c) => [c.state, c.restartCount])).toEqual([
+      ['running', 1],
+      ['exited', 0],
+    ]);
+  });
+});

@@ -50,6 +50,8 @@ import { SysctlAllowlist } from './sysctl.js';
  * created at a time and no bound on calls.
  */
 const defaultMaxConcurrentCreationCalls = 4;
+/** The runtime counts as down once Status has not answered ready for this long (upstream, 30 s). */
+const maxWaitForContainerRuntimeMs = 30_000;
 
 /** Options of {@link createAgent}: the `kubelet-kit run` flags, as an object. */
 export interface AgentOptions {
@@ -441,6 +443,16 @@ export function createAgent(options: AgentOptions): Agent {
   });
 
   let networkReady = true;
+  // Upstream runtimeState: when the runtime last answered Status ready, and why it is not ready.
+  let lastRuntimeSync = 0;
+  let runtimeNotReady: string | undefined;
+  const runtimeErrors = (): string | undefined => {
+    const errs: string[] = [];
+    if (clock.since(lastRuntimeSync) > maxWaitForContainerRuntimeMs) errs.push('container runtime is down');
+    if (runtimeNotReady) errs.push(runtimeNotReady);
+    if (errs.length === 0) return undefined;
+    return errs.length === 1 ? errs[0] : `[${errs.join(', ')}]`;
+  };
   kubelet = new Kubelet({
     nodeName,
     rootDirectory,
@@ -465,6 +477,7 @@ export function createAgent(options: AgentOptions): Agent {
     metrics,
     networkReady: () => networkReady,
     podFeatures,
+    runtimeErrors,
     ...(options.syncFrequencyMs !== undefined ? { resyncIntervalMs: options.syncFrequencyMs } : {}),
     ...(options.crashLoopBackOff ? { crashLoopBackOff: options.crashLoopBackOff } : {}),
     ...(options.maxConcurrentSyncs !== undefined ? { maxConcurrentSyncs: options.maxConcurrentSyncs } : {}),
@@ -498,6 +511,13 @@ export function createAgent(options: AgentOptions): Agent {
     try {
       const conditions = await runtime.status();
       networkReady = conditions.find((c) => c.type === 'NetworkReady')?.status ?? true;
+      const ready = conditions.find((c) => c.type === 'RuntimeReady');
+      if (ready && !ready.status) {
+        runtimeNotReady = `container runtime not ready: RuntimeReady=false reason:${ready.reason} message:${ready.message}`;
+        return;
+      }
+      runtimeNotReady = undefined;
+      lastRuntimeSync = clock.now();
     } catch (err) {
       logger.warn({ err: String(err) }, 'runtime status check failed');
     }

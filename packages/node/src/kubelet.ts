@@ -112,6 +112,12 @@ export interface KubeletOptions {
   readonly networkReady?: () => boolean;
   /** What the node can enforce of AppArmor and supplementalGroupsPolicy; omitted: neither. */
   readonly podFeatures?: PodFeatureSupport;
+  /**
+   * Upstream `runtimeState.runtimeErrors`: while it returns an error (the runtime is down or not
+   * ready), the sync tick and housekeeping skip their rounds, as upstream's syncLoop does; work
+   * that falls due meanwhile stays queued for the first round after.
+   */
+  readonly runtimeErrors?: () => string | undefined;
 }
 
 const syncTickMs = 1000;
@@ -205,6 +211,8 @@ export class Kubelet implements PodSyncer {
   /** When the 1 s sync tick last ran (0: not yet). */
   #lastSyncLoopEntry = 0;
   #lastGC = 0;
+  /** The runtime error last logged by the sync tick (undefined while the runtime is fine). */
+  #runtimeErrorLogged: string | undefined;
   #gcRequested = false;
 
   constructor(options: KubeletOptions) {
@@ -561,6 +569,7 @@ export class Kubelet implements PodSyncer {
 
   /** Upstream `getPodsToSync`: pods whose work is due, and pods past their active deadline. */
   #onSyncTick(): void {
+    if (this.#runtimeDown()) return;
     this.#lastSyncLoopEntry = this.#clock.now();
     const due = this.#workQueue.getWork();
     for (const uid of due) this.#syncByUid(uid);
@@ -571,6 +580,20 @@ export class Kubelet implements PodSyncer {
       if (!pod) this.#deadlinePods.delete(uid);
       else if (!dueSet.has(uid) && this.#pastActiveDeadline(pod)) this.#syncByUid(uid);
     }
+  }
+
+  /** Whether the runtime reports errors; logged once per outage, as a round is skipped. */
+  #runtimeDown(): boolean {
+    const err = this.#o.runtimeErrors?.();
+    if (err === undefined) {
+      this.#runtimeErrorLogged = undefined;
+      return false;
+    }
+    if (this.#runtimeErrorLogged !== err) {
+      this.#runtimeErrorLogged = err;
+      this.#log.error({ err }, 'Skipping pod synchronization');
+    }
+    return true;
   }
 
   /** Keeps {@link Kubelet.#deadlinePods} to the pods that set `activeDeadlineSeconds`. */
@@ -610,7 +633,7 @@ export class Kubelet implements PodSyncer {
 
   /** Upstream `HandlePodCleanups`, run every 2 s once all sources are ready. */
   async #housekeeping(): Promise<void> {
-    if (this.#housekeepingBusy || this.#abort.signal.aborted) return;
+    if (this.#housekeepingBusy || this.#abort.signal.aborted || this.#runtimeDown()) return;
     if (!this.#o.podConfig.seenAllSources()) return;
     this.#housekeepingBusy = true;
     try {

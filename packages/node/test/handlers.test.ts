@@ -69,7 +69,12 @@ function fakeMirrorClient(calls: MirrorCall[]): MirrorClient {
 function setup(
   maxPods = 110,
   runtimePods: RuntimePod[] = [],
-  extra: { mirrorClient?: MirrorClient; rootDirectory?: string; subpather?: Subpather } = {},
+  extra: {
+    mirrorClient?: MirrorClient;
+    rootDirectory?: string;
+    runtimeErrors?: () => string | undefined;
+    subpather?: Subpather;
+  } = {},
 ) {
   const clock = new FakeClock(Date.UTC(2026, 5, 1));
   const podManager = new BasicPodManager();
@@ -494,5 +499,41 @@ describe('ApiserverMirrorClient', () => {
     await expect(
       new ApiserverMirrorClient({ api: api({ code: 500 }), nodeName: 'node-a' }).createMirrorPod(pod),
     ).rejects.toThrow('create failed');
+  });
+});
+
+describe('runtime errors (upstream runtimeState in syncLoop)', () => {
+  it('skips sync rounds while the runtime reports an error, and syncs again once it is back', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kk-handlers-'));
+    let runtimeError: string | undefined;
+    const { kubelet, updates, clock } = setup(110, [], {
+      rootDirectory: root,
+      runtimeErrors: () => runtimeError,
+    });
+    try {
+      // A pod past its active deadline is synced at every round of the sync tick.
+      const base = staticPod('a', 'uid-a');
+      const pod: Pod = {
+        ...base,
+        spec: { ...base.spec!, activeDeadlineSeconds: 1 },
+        status: { phase: 'Running', startTime: new Date(clock.now() - 3_600_000).toISOString() },
+      };
+      await kubelet.start();
+      kubelet.handlePodAdditions([pod]);
+      const syncs = () => updates.filter((u) => u.updateType === 'sync').length;
+      await clock.tick(1000);
+      expect(syncs()).toBe(1);
+
+      runtimeError = 'container runtime is down';
+      await clock.tick(5000);
+      expect(syncs()).toBe(1);
+
+      runtimeError = undefined;
+      await clock.tick(1000);
+      expect(syncs()).toBe(2);
+    } finally {
+      await kubelet.stop();
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 });

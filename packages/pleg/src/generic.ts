@@ -373,9 +373,14 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
     let eventsSent = 0;
     let eventsDiscarded = 0;
     const needsReinspection = new Map<string, RuntimePod | undefined>();
-    for (const [pid, record] of [...this.#records]) {
-      const pod = record.current;
-      const events = podEvents(pid, record.old, pod);
+    // A pod whose read failed is read again even if no listing ever showed it (upstream
+    // reinspects every such pod): a pod that failed before anything of it was made would
+    // otherwise keep its error entry, and its worker would fail on it, for ever.
+    const pids = new Set([...this.#records.keys(), ...this.#podsToReinspect.keys()]);
+    for (const pid of pids) {
+      const record = this.#records.get(pid);
+      const pod = record?.current;
+      const events = record ? podEvents(pid, record.old, pod) : [];
       if (events.length === 0 && !this.#podsToReinspect.has(pid)) continue;
       if (this.cache.isHeld(pid)) {
         // Its changer asks for an inspection when done; the record keeps the change for later.

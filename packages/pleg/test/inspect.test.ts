@@ -207,6 +207,43 @@ describe('GenericPLEG holdPod / inspectPods', () => {
     expect(runtime.statusCalls).toEqual([]);
   });
 
+  it('a failed inspection of a pod nothing was made of is cleared by the next relist (issue #23)', async () => {
+    // The runtime went away while the pod's first sandbox was being made: the inspection fails
+    // and no listing ever shows the pod. Its error entry must not outlive the outage, or its
+    // worker fails on it at every retry and never makes the sandbox.
+    const { runtime, clock, pleg } = setup();
+    runtime.pods = [];
+    await pleg.relist();
+    pleg.holdPod('a');
+    runtime.statuses.set('a', new Error('runtime down'));
+    runtime.listError = new Error('runtime down');
+    clock.advance(10);
+    const syncEnd = clock.now();
+    clock.advance(10);
+    await pleg.inspectPods([ref('a')]);
+    await expect(pleg.cache.getNewerThan('a', syncEnd)).resolves.toMatchObject({
+      error: { message: 'runtime down' },
+    });
+    // Still down: the relist fails and the error stays.
+    clock.advance(1000);
+    await pleg.relist();
+    expect(pleg.cache.get('a').error?.message).toBe('runtime down');
+
+    // Back, with nothing of the pod: the worker's next wait gets an empty status, no error.
+    runtime.listError = undefined;
+    runtime.statuses.delete('a');
+    const retryAfter = clock.now();
+    clock.advance(1000);
+    await pleg.relist();
+    const entry = await pleg.cache.getNewerThan('a', retryAfter);
+    expect(entry.error).toBeUndefined();
+    expect(entry.status).toMatchObject({ id: 'a', sandboxStatuses: [], containerStatuses: [] });
+    // And it is not read again and again.
+    runtime.statusCalls = [];
+    await pleg.relist();
+    expect(runtime.statusCalls).toEqual([]);
+  });
+
   it('inspections wait for a relist in progress (never interleaved with one)', async () => {
     const { runtime, pleg } = setup();
     let open!: () => void;

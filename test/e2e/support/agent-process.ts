@@ -21,9 +21,13 @@ export function criEndpoint(): string {
         'source scripts/containerd/env.sh && bash scripts/containerd/up.sh',
     );
   }
+  assertBuilt();
+  return endpoint;
+}
+
+function assertBuilt(): void {
   if (!fs.existsSync(builtCli)) throw new Error(`${builtCli} is missing: run \`npm run build\` first`);
   if (!fs.existsSync(cliPath)) throw new Error(`${cliPath} is missing: run \`npm install\` first`);
-  return endpoint;
 }
 
 export interface AgentProcess {
@@ -43,11 +47,14 @@ export interface StartAgentOptions {
   readonly manifestDir: string;
   readonly rootDir: string;
   readonly args?: readonly string[];
+  /** The CRI endpoint; default {@link criEndpoint} (the shared containerd). */
+  readonly endpoint?: string;
 }
 
 /** Starts the agent and resolves once its HTTP endpoints answer. */
 export async function startAgent(options: StartAgentOptions): Promise<AgentProcess> {
-  const endpoint = criEndpoint();
+  const endpoint = options.endpoint ?? criEndpoint();
+  assertBuilt();
   const child = spawn(
     process.execPath,
     [
@@ -147,8 +154,8 @@ export async function waitFor<T>(
 }
 
 /** Removes every sandbox (and so its containers) whose pod name ends with `-<nodeName>`. */
-export async function removeNodePods(nodeName: string): Promise<void> {
-  const runtime = new RuntimeServiceClient({ endpoint: criEndpoint(), timeoutMs: 60_000 });
+export async function removeNodePods(nodeName: string, endpoint = criEndpoint()): Promise<void> {
+  const runtime = new RuntimeServiceClient({ endpoint, timeoutMs: 60_000 });
   try {
     for (const s of (await runtime.listPodSandbox({})).items) {
       if (!s.metadata?.name?.endsWith(`-${nodeName}`)) continue;
@@ -161,8 +168,8 @@ export async function removeNodePods(nodeName: string): Promise<void> {
 }
 
 /** The sandboxes and containers of this node's pods, straight from the CRI. */
-export async function runtimeState(nodeName: string) {
-  const runtime = new RuntimeServiceClient({ endpoint: criEndpoint(), timeoutMs: 60_000 });
+export async function runtimeState(nodeName: string, endpoint = criEndpoint()) {
+  const runtime = new RuntimeServiceClient({ endpoint, timeoutMs: 60_000 });
   try {
     const sandboxes = (await runtime.listPodSandbox({})).items.filter((s) =>
       s.metadata?.name?.endsWith(`-${nodeName}`),
