@@ -43,7 +43,9 @@ describe('manifest nesting depth', () => {
   it('refuses nesting built from aliases', () => {
     const lines = ['a0: &a0 [x]'];
     for (let i = 1; i <= 300; i++) lines.push(`a${i}: &a${i} [*a${i - 1}]`);
-    const err = rejection(`apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec: {containers: [{name: c, image: i}]}\n${lines.join('\n')}\n`);
+    const err = rejection(
+      `apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec: {containers: [{name: c, image: i}]}\n${lines.join('\n')}\n`,
+    );
     expect(err.message).toMatch(/nested more than|alias/i);
   });
 
