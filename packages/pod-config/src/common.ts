@@ -232,6 +232,22 @@ function objectRefOf(value: unknown): PodObjectRef | undefined {
   };
 }
 
+/**
+ * The pod a static manifest rejected before defaulting will be, as far as it can be read: the
+ * namespace `default` when it has none and the name with the node suffix, so that every rejection
+ * of one file names the pod alike (validation errors come after defaulting).
+ */
+function staticObjectRefOf(value: unknown, nodeName: string): PodObjectRef | undefined {
+  const meta = isRecord(value) ? value.metadata : undefined;
+  if (meta !== undefined && meta !== null && !isRecord(meta)) return undefined;
+  const { name, namespace } = (meta ?? {}) as { name?: unknown; namespace?: unknown };
+  const ns = namespace === undefined || namespace === null || namespace === '' ? 'default' : namespace;
+  return {
+    ...(typeof ns === 'string' ? { namespace: ns } : {}),
+    ...(typeof name === 'string' && name !== '' ? { name: generatePodName(name, nodeName) } : {}),
+  };
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
@@ -257,7 +273,7 @@ function createOnlyErrors(pod: Pod): FieldError[] {
 
 function decodeOnePod(raw: unknown, field: string, options: DecodeStaticPodOptions, origin: PodOrigin): Pod {
   const prefix = field === '' ? '' : `${field}.`;
-  const fail = (errors: FieldError[], object = objectRefOf(raw)) =>
+  const fail = (errors: FieldError[], object = staticObjectRefOf(raw, options.nodeName)) =>
     new PodValidationError(
       origin,
       object,
