@@ -124,8 +124,13 @@ const yamlOptions = {
     tags.filter((t) => (t as { tag?: string }).tag !== 'tag:yaml.org,2002:timestamp'),
 } as const;
 
-function documentError(origin: PodOrigin, detail: string, field = '<document>'): PodValidationError {
-  return new PodValidationError(origin, undefined, [{ field, type: 'Invalid value', detail }]);
+function documentError(
+  origin: PodOrigin,
+  detail: string,
+  field = '<document>',
+  object?: PodObjectRef,
+): PodValidationError {
+  return new PodValidationError(origin, object, [{ field, type: 'Invalid value', detail }]);
 }
 
 /**
@@ -349,13 +354,20 @@ export function decodeStaticPods(data: string | Uint8Array, options: DecodeStati
   const raw = parseManifest(data, origin);
   if (!isRecord(raw)) throw documentError(origin, 'manifest must hold one object', '<root>');
   const kind = raw.kind;
-  if (kind === undefined || kind === '') throw documentError(origin, "Object 'Kind' is missing", 'kind');
+  // An object of another kind is named as written; a pod as the static pod it would have been.
+  if (kind === undefined || kind === '')
+    throw documentError(origin, "Object 'Kind' is missing", 'kind', objectRefOf(raw));
   if (kind !== 'Pod' && !(options.allowList && kind === 'PodList')) {
     const wanted = options.allowList ? 'Pod or PodList' : 'Pod';
-    throw documentError(origin, `${JSON.stringify(kind)}: must be ${wanted}`, 'kind');
+    throw documentError(origin, `${JSON.stringify(kind)}: must be ${wanted}`, 'kind', objectRefOf(raw));
   }
   if (raw.apiVersion !== 'v1')
-    throw documentError(origin, `${JSON.stringify(raw.apiVersion)}: must be v1`, 'apiVersion');
+    throw documentError(
+      origin,
+      `${JSON.stringify(raw.apiVersion)}: must be v1`,
+      'apiVersion',
+      kind === 'Pod' ? staticObjectRefOf(raw, options.nodeName) : objectRefOf(raw),
+    );
   if (kind === 'Pod') return [decodeOnePod(raw, '', options, origin)];
   const items = raw.items ?? [];
   if (!Array.isArray(items)) throw documentError(origin, 'must be a list of pods', 'items');

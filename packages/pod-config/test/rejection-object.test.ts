@@ -51,3 +51,15 @@ describe('the pod a rejected static manifest names', () => {
     expect(unnamed.object).toEqual({ namespace: 'default' });
   });
 });
+
+describe('the object a manifest of the wrong kind or version names', () => {
+  it('names a pod of the wrong apiVersion as the static pod, another kind as written', () => {
+    const version = rejection('apiVersion: v2\nkind: Pod\nmetadata: {name: x}\nspec: {}\n');
+    expect(version.field).toBe('apiVersion');
+    expect(version.object).toEqual({ namespace: 'default', name: 'x-n1' });
+    const kind = rejection('apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n');
+    expect(kind.field).toBe('kind');
+    expect(kind.object).toEqual({ name: 'x' });
+    expect(kind.message).toContain('pod "/x"');
+  });
+});
