@@ -320,8 +320,15 @@ async function race(
   // An in-loop reader too: it runs between the writer's awaits, on the same event loop.
   const local = { reads: 0, mixes: 0, visibleMissing: 0 };
   let reading = true;
+  let turn = 0;
   const readLocal = () => {
     if (!reading) return;
+    // Every other turn, over the first quarter of the updates: each extra event-loop turn slows
+    // the writer, and that many reads between awaits land in every one of its steps many times.
+    if (turn++ % 2 !== 0) {
+      setImmediate(readLocal);
+      return;
+    }
     try {
       const real = fsSync.realpathSync(path.join(target, DATA_DIR_NAME));
       const vs = ['a', 'b', 'sub/c'].map((f) => fsSync.readFileSync(path.join(real, f), 'utf8'));
@@ -339,7 +346,10 @@ async function race(
     setImmediate(readLocal);
   };
   setImmediate(readLocal);
-  for (let v = 1; v <= updates; v++) await write(v);
+  for (let v = 1; v <= updates; v++) {
+    if (v > updates / 4) reading = false;
+    await write(v);
+  }
   reading = false;
   worker.postMessage('stop');
   const r = await result;
