@@ -124,6 +124,11 @@ export interface AgentOptions {
   readonly clock?: Clock;
   readonly logger?: Logger;
   readonly recorder?: EventRecorder;
+  /**
+   * Called with each rejected manifest (pod-config's `PodValidationError`: file or URL, object
+   * and field paths) and each source error, besides the log line and {@link Agent.sourceErrors}.
+   */
+  readonly onSourceError?: (error: Error) => void;
 }
 
 /** A running agent: the kubelet, its HTTP endpoints and what it was built from. */
@@ -197,6 +202,7 @@ export function createAgent(options: AgentOptions): Agent {
     sourceErrors.push(err.message);
     if (sourceErrors.length > 200) sourceErrors.shift();
     logger.warn({ err: err.message }, 'pod source error');
+    options.onSourceError?.(err);
   };
 
   // The API client costs tens of MiB to load: only an agent with a kubeconfig loads it, when its

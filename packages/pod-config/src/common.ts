@@ -17,6 +17,15 @@ import { podFieldErrors, validatePodSchema } from './validation.js';
  */
 export const maxConfigLength = 10 * 1024 * 1024;
 
+/**
+ * The deepest nesting of objects and arrays a manifest may have. Upstream's decoders stop at
+ * 10 000 levels; the YAML composer here recurses per level and overflows the stack near 1 000,
+ * and a second overflow in the same process can take V8 down (a fatal RegExpCompiler OOM, found
+ * by fuzzing), so nesting is measured without recursion and refused well before that. The deepest
+ * pod field is about 10 levels down.
+ */
+export const maxManifestDepth = 256;
+
 /** `<name>-<lowercase node name>`: unique across nodes (upstream `generatePodName`). */
 export function generatePodName(name: string, nodeName: string): string {
   return `${name}-${nodeName.toLowerCase()}`;
@@ -115,8 +124,13 @@ const yamlOptions = {
     tags.filter((t) => (t as { tag?: string }).tag !== 'tag:yaml.org,2002:timestamp'),
 } as const;
 
-function documentError(origin: PodOrigin, detail: string, field = '<document>'): PodValidationError {
-  return new PodValidationError(origin, undefined, [{ field, type: 'Invalid value', detail }]);
+function documentError(
+  origin: PodOrigin,
+  detail: string,
+  field = '<document>',
+  object?: PodObjectRef,
+): PodValidationError {
+  return new PodValidationError(origin, object, [{ field, type: 'Invalid value', detail }]);
 }
 
 /**
@@ -133,12 +147,22 @@ export function parseManifest(data: string | Uint8Array, origin: PodOrigin): unk
       : Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8');
   if (text.trim() === '') throw documentError(origin, 'manifest is empty');
   if (text.trimStart().startsWith('{')) {
+    let value: unknown;
+    let parsed = false;
     try {
-      return JSON.parse(text) as unknown;
+      value = JSON.parse(text) as unknown;
+      parsed = true;
     } catch {
       // Not strict JSON; YAML may still read it (and reports a position if not).
     }
+    if (parsed) {
+      if (valueNesting(value) > maxManifestDepth) throw depthError(origin);
+      return value;
+    }
   }
+  // The CST parser keeps its own stack; measure the nesting there before anything recurses.
+  const cstDepth = yamlNesting(text);
+  if (cstDepth > maxManifestDepth) throw depthError(origin);
   let doc: YAML.Document.Parsed;
   try {
     doc = YAML.parseDocument(text, yamlOptions);
@@ -151,11 +175,55 @@ export function parseManifest(data: string | Uint8Array, origin: PodOrigin): unk
     const at = pos ? ` at line ${pos.line}, column ${pos.col}` : '';
     throw documentError(origin, `cannot parse${at}: ${first.code}: ${first.message.split('\n')[0]}`);
   }
+  let value: unknown;
   try {
-    return doc.toJS({ maxAliasCount: 100 }) as unknown;
+    value = doc.toJS({ maxAliasCount: 100 }) as unknown;
   } catch (err) {
     throw documentError(origin, `cannot parse: ${(err as Error).message}`);
   }
+  // Aliases can nest a value deeper than the text does.
+  if (valueNesting(value) > maxManifestDepth) throw depthError(origin);
+  return value;
+}
+
+function depthError(origin: PodOrigin): PodValidationError {
+  return documentError(origin, `objects and arrays nested more than ${maxManifestDepth} levels deep`);
+}
+
+/** The nesting depth of a YAML text's collections, from the CST (no recursion). */
+function yamlNesting(text: string): number {
+  let max = 0;
+  const stack: [YAML.CST.Token, number][] = [];
+  for (const token of new YAML.Parser().parse(text)) stack.push([token, 0]);
+  while (stack.length > 0) {
+    const [token, depth] = stack.pop()!;
+    if (depth > max) max = depth;
+    if (max > maxManifestDepth) return max;
+    if (token.type === 'document' && token.value) stack.push([token.value, depth]);
+    if ('items' in token && Array.isArray(token.items)) {
+      for (const item of token.items as { key?: YAML.CST.Token | null; value?: YAML.CST.Token }[]) {
+        if (item.key) stack.push([item.key, depth + 1]);
+        if (item.value) stack.push([item.value, depth + 1]);
+      }
+    }
+  }
+  return max;
+}
+
+/** The nesting depth of a parsed value (no recursion; shared references count each time). */
+function valueNesting(value: unknown): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth + 1 > max) max = depth + 1;
+    if (max > maxManifestDepth) return max;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
+  }
+  return max;
 }
 
 function objectRefOf(value: unknown): PodObjectRef | undefined {
@@ -166,6 +234,22 @@ function objectRefOf(value: unknown): PodObjectRef | undefined {
   return {
     ...(typeof namespace === 'string' ? { namespace } : {}),
     ...(typeof name === 'string' ? { name } : {}),
+  };
+}
+
+/**
+ * The pod a static manifest rejected before defaulting will be, as far as it can be read: the
+ * namespace `default` when it has none and the name with the node suffix, so that every rejection
+ * of one file names the pod alike (validation errors come after defaulting).
+ */
+function staticObjectRefOf(value: unknown, nodeName: string): PodObjectRef | undefined {
+  const meta = isRecord(value) ? value.metadata : undefined;
+  if (meta !== undefined && meta !== null && !isRecord(meta)) return undefined;
+  const { name, namespace } = (meta ?? {}) as { name?: unknown; namespace?: unknown };
+  const ns = namespace === undefined || namespace === null || namespace === '' ? 'default' : namespace;
+  return {
+    ...(typeof ns === 'string' ? { namespace: ns } : {}),
+    ...(typeof name === 'string' && name !== '' ? { name: generatePodName(name, nodeName) } : {}),
   };
 }
 
@@ -194,7 +278,7 @@ function createOnlyErrors(pod: Pod): FieldError[] {
 
 function decodeOnePod(raw: unknown, field: string, options: DecodeStaticPodOptions, origin: PodOrigin): Pod {
   const prefix = field === '' ? '' : `${field}.`;
-  const fail = (errors: FieldError[], object = objectRefOf(raw)) =>
+  const fail = (errors: FieldError[], object = staticObjectRefOf(raw, options.nodeName)) =>
     new PodValidationError(
       origin,
       object,
@@ -270,13 +354,20 @@ export function decodeStaticPods(data: string | Uint8Array, options: DecodeStati
   const raw = parseManifest(data, origin);
   if (!isRecord(raw)) throw documentError(origin, 'manifest must hold one object', '<root>');
   const kind = raw.kind;
-  if (kind === undefined || kind === '') throw documentError(origin, "Object 'Kind' is missing", 'kind');
+  // An object of another kind is named as written; a pod as the static pod it would have been.
+  if (kind === undefined || kind === '')
+    throw documentError(origin, "Object 'Kind' is missing", 'kind', objectRefOf(raw));
   if (kind !== 'Pod' && !(options.allowList && kind === 'PodList')) {
     const wanted = options.allowList ? 'Pod or PodList' : 'Pod';
-    throw documentError(origin, `${JSON.stringify(kind)}: must be ${wanted}`, 'kind');
+    throw documentError(origin, `${JSON.stringify(kind)}: must be ${wanted}`, 'kind', objectRefOf(raw));
   }
   if (raw.apiVersion !== 'v1')
-    throw documentError(origin, `${JSON.stringify(raw.apiVersion)}: must be v1`, 'apiVersion');
+    throw documentError(
+      origin,
+      `${JSON.stringify(raw.apiVersion)}: must be v1`,
+      'apiVersion',
+      kind === 'Pod' ? staticObjectRefOf(raw, options.nodeName) : objectRefOf(raw),
+    );
   if (kind === 'Pod') return [decodeOnePod(raw, '', options, origin)];
   const items = raw.items ?? [];
   if (!Array.isArray(items)) throw documentError(origin, 'must be a list of pods', 'items');

@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import fsSync, { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { FakeClock } from '@kubelet-kit/core';
@@ -253,7 +253,7 @@ const { parentPort, workerData } = require('node:worker_threads');
 const fs = require('node:fs');
 const path = require('node:path');
 const dir = workerData.dir;
-let stop = false, reads = 0, mixes = 0, torn = 0, retries = 0;
+let stop = false, reads = 0, mixes = 0, torn = 0, retries = 0, visibleMissing = 0;
 const sample = [];
 parentPort.on('message', () => { stop = true; });
 function version(text) {
@@ -274,14 +274,14 @@ function round() {
   const va = version(a), vb = version(b), vc = version(c);
   reads++;
   if (va !== vb || vb !== vc) { mixes++; if (sample.length < 5) sample.push([va, vb, vc]); }
-  try { version(fs.readFileSync(path.join(dir, 'a'), 'utf8')); } catch { retries++; }
+  try { version(fs.readFileSync(path.join(dir, 'a'), 'utf8')); } catch (e) { if (e.code === 'ENOENT') visibleMissing++; else retries++; }
 }
 const pause = new Int32Array(new SharedArrayBuffer(4));
 function loop() {
   const end = Date.now() + 5;
   // Short pauses leave the writer's I/O threads a CPU on small machines.
   while (!stop && Date.now() < end) { round(); Atomics.wait(pause, 0, 0, 0.2); }
-  if (stop) parentPort.postMessage({ reads, mixes, torn, retries, sample });
+  if (stop) parentPort.postMessage({ reads, mixes, torn, retries, visibleMissing, sample });
   else setImmediate(loop);
 }
 loop();
@@ -292,6 +292,8 @@ interface RaceResult {
   mixes: number;
   torn: number;
   retries: number;
+  /** ENOENT reading a payload file through its user-visible path. */
+  visibleMissing: number;
   sample: unknown[];
 }
 
@@ -315,9 +317,45 @@ async function race(
     worker.once('message', resolve);
     worker.once('error', reject);
   });
-  for (let v = 1; v <= updates; v++) await write(v);
+  // An in-loop reader too: it runs between the writer's awaits, on the same event loop.
+  const local = { reads: 0, mixes: 0, visibleMissing: 0 };
+  let reading = true;
+  let turn = 0;
+  const readLocal = () => {
+    if (!reading) return;
+    // Every other turn, over the first quarter of the updates: each extra event-loop turn slows
+    // the writer, and that many reads between awaits land in every one of its steps many times.
+    if (turn++ % 2 !== 0) {
+      setImmediate(readLocal);
+      return;
+    }
+    try {
+      const real = fsSync.realpathSync(path.join(target, DATA_DIR_NAME));
+      const vs = ['a', 'b', 'sub/c'].map((f) => fsSync.readFileSync(path.join(real, f), 'utf8'));
+      local.reads++;
+      if (vs.some((x) => x !== vs[0])) local.mixes++;
+    } catch {
+      // The generation resolved was retired meanwhile (cannot happen in one synchronous turn).
+      local.mixes++;
+    }
+    try {
+      fsSync.readFileSync(path.join(target, 'sub/c'), 'utf8');
+    } catch {
+      local.visibleMissing++;
+    }
+    setImmediate(readLocal);
+  };
+  setImmediate(readLocal);
+  for (let v = 1; v <= updates; v++) {
+    if (v > updates / 4) reading = false;
+    await write(v);
+  }
+  reading = false;
   worker.postMessage('stop');
   const r = await result;
+  r.mixes += local.mixes;
+  r.visibleMissing += local.visibleMissing;
+  r.reads += local.reads;
   await worker.terminate();
   return r;
 }
@@ -342,6 +380,7 @@ describe('AtomicWriter under a concurrent reader', () => {
       const r = await race(target, 10_000, (v) => w.write(versionPayload(v)));
       expect(r.mixes, JSON.stringify(r.sample)).toBe(0);
       expect(r.torn).toBe(0);
+      expect(r.visibleMissing).toBe(0);
       expect(r.reads).toBeGreaterThan(100);
       expect(await readText(path.join(target, 'a'))).toBe(versionFile(10_000));
       const tsDirs = (await fs.readdir(target)).filter((e) => e.startsWith('..') && e !== DATA_DIR_NAME);
