@@ -33,6 +33,7 @@ import {
 } from '@kubelet-kit/volume-manager';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { NodeAllocatable } from './admission.js';
+import { ApiserverRuntimeClassList } from './apiserver-runtime-classes.js';
 import type { PodConfigView, ProbeManagerView } from './deps.js';
 import { instrumentCriClient } from './instrumented.js';
 import { Kubelet } from './kubelet.js';
@@ -105,7 +106,9 @@ export interface AgentOptions {
   readonly nodeIPs?: readonly string[];
   /**
    * A file, or directory of files, of RuntimeClass objects (`node.k8s.io/v1`) pods may name in
-   * `runtimeClassName`; default none (a pod naming one gets no sandbox). Read at creation.
+   * `runtimeClassName`; default none (a pod naming one gets no sandbox). Read at creation. With a
+   * kubeconfig the RuntimeClasses come from the API server (listed and watched, as upstream's
+   * kubelet) and these files only supply names the API server lacks.
    */
   readonly runtimeClasses?: string;
   /** Upstream --allowed-unsafe-sysctls: sysctls or patterns ending in `*`, beside the safe ones. */
@@ -242,6 +245,21 @@ export function createAgent(options: AgentOptions): Agent {
       getSecret: async (namespace, name, signal) => (await apiGetter()).getSecret(namespace, name, signal),
     };
   }
+
+  // RuntimeClasses: from the API server with a kubeconfig (as upstream's kubelet), local files
+  // (--runtime-classes) filling in names the API server lacks; from the files alone otherwise.
+  const localRuntimeClasses = options.runtimeClasses
+    ? loadRuntimeClasses(path.resolve(options.runtimeClasses))
+    : new LocalRuntimeClassList();
+  const apiRuntimeClasses = kubeConfig
+    ? new ApiserverRuntimeClassList({
+        kubeConfig,
+        fallback: localRuntimeClasses,
+        clock,
+        logger,
+      })
+    : undefined;
+  const runtimeClassGetter = apiRuntimeClasses ?? localRuntimeClasses;
 
   // Several managers need the pod workers, which the kubelet owns: reach them lazily.
   let kubelet: Kubelet | undefined;
@@ -405,9 +423,7 @@ export function createAgent(options: AgentOptions): Agent {
     nodeName,
     nodeIPs,
     maxConcurrentCreationCalls: options.maxConcurrentCreationCalls ?? defaultMaxConcurrentCreationCalls,
-    runtimeClassGetter: options.runtimeClasses
-      ? loadRuntimeClasses(path.resolve(options.runtimeClasses))
-      : new LocalRuntimeClassList(),
+    runtimeClassGetter,
   });
   const podFeatures: PodFeatureSupport = {
     appArmorHostError: appArmorHostError(),
@@ -549,11 +565,13 @@ export function createAgent(options: AgentOptions): Agent {
       const addr = await server.start();
       bound = { address: addr.address, port: addr.port };
       logger.info({ address: addr.address, port: addr.port }, 'serving /healthz, /pods, /metrics');
+      apiRuntimeClasses?.start();
       await k.start();
     },
     async stop() {
       statusTimer?.cancel();
       await k.stop();
+      await apiRuntimeClasses?.stop();
       await server.stop();
       runtimeService.close();
       imageService.close();

@@ -277,7 +277,7 @@ program
   .option('--object-dir <path>', 'directory of ConfigMap and Secret manifests for volumes and env')
   .option(
     '--runtime-classes <path>',
-    'file or directory of RuntimeClass objects (node.k8s.io/v1) that pods may name in runtimeClassName',
+    'file or directory of RuntimeClass objects (node.k8s.io/v1) that pods may name in runtimeClassName (with --kubeconfig: only for names the API server lacks)',
   )
   .option(
     '--allow-static-pod-api-references',

@@ -8,6 +8,7 @@
 export * from './admission.js';
 export * from './agent.js';
 export * from './api-pod-status.js';
+export * from './apiserver-runtime-classes.js';
 export * from './container-status.js';
 export type * from './deps.js';
 export * from './instrumented.js';

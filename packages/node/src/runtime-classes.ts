@@ -4,8 +4,8 @@ import type { RuntimeClass, RuntimeClassGetter } from '@kubelet-kit/core';
 import YAML from 'yaml';
 
 // RuntimeClasses from local files (`--runtime-classes`). Upstream's kubelet reads them from the
-// API server through an informer; an API-server getter implementing the same RuntimeClassGetter
-// belongs with the other API-server adapters (not built yet).
+// API server through an informer: with a kubeconfig the agent does too
+// (apiserver-runtime-classes.ts), these files then supplying only names the API server lacks.
 
 /** A RuntimeClass file that cannot be used, naming the file and the field. */
 export class RuntimeClassFileError extends Error {
