@@ -7,8 +7,6 @@
 //   npx vitest run --project e2e test/e2e/admission.test.ts
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Pod } from '@kubelet-kit/core';
@@ -23,6 +21,7 @@ import {
   startAgent,
   waitFor,
 } from './support/agent-process.js';
+import { type FakeApiserver, fakeApiserver } from './support/fake-apiserver.js';
 
 const nodeName = `e2e-adm-${randomBytes(3).toString('hex')}`;
 const sleeper = "trap 'exit 0' TERM; while true; do sleep 1; done";
@@ -67,61 +66,10 @@ function apiPod(name: string, spec: Record<string, unknown>): Pod {
   } as Pod;
 }
 
-/** Lists and watches pods (ignoring the field selector, as a misbehaving server would) and takes status patches. */
-function fakeApiserver(pods: Pod[]) {
-  const watchers: http.ServerResponse[] = [];
-  const patched = new Map<string, { status?: { phase?: string; reason?: string; message?: string } }>();
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://x');
-    let body = '';
-    req.on('data', (d: Buffer) => {
-      body += d.toString();
-    });
-    req.on('end', () => {
-      if (req.method === 'GET' && url.pathname === `/api/v1/nodes/${nodeName}`) {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ kind: 'Node', apiVersion: 'v1', metadata: { name: nodeName, uid: 'n1' } }));
-        return;
-      }
-      if (req.method === 'GET' && url.pathname === '/api/v1/pods') {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        if (url.searchParams.get('watch') === 'true') {
-          res.flushHeaders();
-          watchers.push(res);
-          return;
-        }
-        res.end(
-          JSON.stringify({
-            kind: 'PodList',
-            apiVersion: 'v1',
-            metadata: { resourceVersion: '1' },
-            items: pods,
-          }),
-        );
-        return;
-      }
-      const status = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/status$/.exec(url.pathname);
-      if (req.method === 'PATCH' && status) {
-        const name = status[2] ?? '';
-        patched.set(name, JSON.parse(body));
-        const pod = pods.find((p) => p.metadata?.name === name);
-        res.writeHead(pod ? 200 : 404, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(pod ?? { kind: 'Status', code: 404 }));
-        return;
-      }
-      const one = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)$/.exec(url.pathname);
-      const pod = req.method === 'GET' && one ? pods.find((p) => p.metadata?.name === one[2]) : undefined;
-      res.writeHead(pod ? 200 : 404, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(pod ?? { kind: 'Status', code: 404, reason: 'NotFound' }));
-    });
-  });
-  return { server, watchers, patched };
-}
-
 describe('kubelet-kit run on containerd: admission', () => {
   let dir: string;
   let agent: AgentProcess | undefined;
-  let api: ReturnType<typeof fakeApiserver>;
+  let api: FakeApiserver;
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kk-admission-e2e-'));
@@ -152,7 +100,7 @@ describe('kubelet-kit run on containerd: admission', () => {
         { 'example.com/foo': '1' },
       ),
     );
-    api = fakeApiserver([
+    api = fakeApiserver(nodeName, [
       apiPod('elsewhere', { nodeName: 'some-other-node' }),
       apiPod('untolerated', { nodeName }),
       apiPod('tolerant', {
@@ -160,21 +108,7 @@ describe('kubelet-kit run on containerd: admission', () => {
         tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'db', effect: 'NoExecute' }],
       }),
     ]);
-    await new Promise<void>((r) => api.server.listen(0, '127.0.0.1', () => r()));
-    const port = (api.server.address() as AddressInfo).port;
-    const kubeconfig = path.join(dir, 'kubeconfig');
-    fs.writeFileSync(
-      kubeconfig,
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        `clusters:\n- name: local\n  cluster:\n    server: http://127.0.0.1:${port}\n    insecure-skip-tls-verify: true`,
-        'users:\n- name: node\n  user:\n    token: t',
-        'contexts:\n- name: local\n  context:\n    cluster: local\n    user: node',
-        'current-context: local',
-        '',
-      ].join('\n'),
-    );
+    const kubeconfig = await api.listen(path.join(dir, 'kubeconfig'));
     agent = await startAgent({
       nodeName,
       manifestDir: manifests,
@@ -194,9 +128,7 @@ describe('kubelet-kit run on containerd: admission', () => {
 
   afterAll(async () => {
     await agent?.stop();
-    for (const w of api?.watchers ?? []) w.end();
-    api?.server.closeAllConnections();
-    await new Promise((r) => api?.server.close(r));
+    await api?.close();
     await removeNodePods(nodeName);
     fs.rmSync(dir, { recursive: true, force: true });
   });
