@@ -130,6 +130,7 @@ export class ApiserverRuntimeClassList implements RuntimeClassGetter {
     });
   }
 
+  /** The served class of that name (else the fallback's); undefined before the first list. */
   getRuntimeClass(name: string): RuntimeClass | undefined {
     if (!this.#synced) return undefined;
     return this.#byName.get(name) ?? this.#fallback?.getRuntimeClass(name);
@@ -145,6 +146,7 @@ export class ApiserverRuntimeClassList implements RuntimeClassGetter {
     return [...this.#byName.keys()].sort();
   }
 
+  /** Counters since construction. */
   stats(): ApiserverRuntimeClassListStats {
     return { ...this.#stats };
   }
@@ -159,6 +161,7 @@ export class ApiserverRuntimeClassList implements RuntimeClassGetter {
     });
   }
 
+  /** Ends the watch and the loop; resolves once the loop is done. */
   async stop(): Promise<void> {
     this.#abort?.abort(new Error('runtime class reflector stopped'));
     await this.#loop;
