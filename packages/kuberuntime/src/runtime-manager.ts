@@ -796,6 +796,8 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
 
     // Step 3: keep only the newest instance of each init container.
     if ((await this.#pruneInitContainersBeforeStart(pod, podStatus, signal)) > 0) composable = false;
+    // Step 3b: instances that were made but never started, with a newer one beside them.
+    if ((await this.#removeSupersededNeverStarted(podStatus, signal)) > 0) composable = false;
 
     // Step 4: the sandbox, and the config that image pulls and containers are created with
     // (built on first use: most syncs start nothing).
@@ -1421,6 +1423,33 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
           this.#logger.warn({ container: s.name, err: errorMessage(err) }, 'failed to prune init container'),
         );
       }
+    }
+    return removed;
+  }
+
+  /**
+   * Removes each container instance that was made but never started while a newer instance of
+   * the same name exists. A CreateContainer whose reply was lost with the runtime (it restarted)
+   * leaves such an instance, which the sync that replaced it could not see; GC would keep it as
+   * the one dead instance per container for good. Not in upstream (see the README).
+   */
+  async #removeSupersededNeverStarted(podStatus: RuntimePodStatus, signal?: AbortSignal): Promise<number> {
+    const newest = new Set<string>();
+    let removed = 0;
+    // containerStatuses are newest first.
+    for (const s of podStatus.containerStatuses) {
+      if (!newest.has(s.name)) {
+        newest.add(s.name);
+        continue;
+      }
+      if (s.state !== 'created') continue;
+      removed++;
+      await this.#removeContainer(s.id.id, signal).catch((err: unknown) =>
+        this.#logger.warn(
+          { container: s.name, id: s.id.id, err: errorMessage(err) },
+          'failed to remove a container that never started',
+        ),
+      );
     }
     return removed;
   }

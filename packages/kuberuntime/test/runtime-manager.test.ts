@@ -576,3 +576,32 @@ describe('syncPod after the runtime went away mid-sync (issue #23)', () => {
     ]);
   });
 });
+
+describe('a never-started instance the replacing sync could not see (issue #23)', () => {
+  it('is removed by the next sync once a newer instance runs, and nothing else is touched', async () => {
+    const pod = makePod({ containers: [{ name: 'a', image: 'busybox:v2' }] });
+    // The runtime goes away between CreateContainer and StartContainer.
+    h.server.failNext('StartContainer', 1, 'Unavailable', 'Connection dropped');
+    await h.sync(pod);
+    const stray = byName(await h.status(pod), 'a')[0]!;
+    expect(stray.state).toBe('created');
+    // The next sync works from a status read before that container existed (its sandbox is
+    // there), so it makes a second instance beside it.
+    // containerd made its log file at creation, so the new instance counts from it.
+    h.server.writeLog(stray.id.id, 'stdout', 'never ran');
+    const stale = { ...(await h.status(pod)), containerStatuses: [] };
+    await h.manager.syncPod({ pod, podStatus: stale, pullSecrets: [], backOff: h.backOff });
+    await h.clock.tick(1000);
+    const both = byName(await h.status(pod), 'a');
+    expect(both.map((c) => c.state)).toEqual(['running', 'created']);
+
+    h.server.clearCalls();
+    await h.sync(pod);
+    expect(
+      h.server.calls('RemoveContainer').map((c) => (c.request as { containerId: string }).containerId),
+    ).toEqual([stray.id.id]);
+    const after = byName(await h.status(pod), 'a');
+    expect(after.map((c) => [c.id.id, c.state])).toEqual([[both[0]!.id.id, 'running']]);
+    expect(h.server.calls('StartContainer')).toHaveLength(0);
+  });
+});
