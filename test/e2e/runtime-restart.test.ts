@@ -72,7 +72,7 @@ function problems(nodeName: string, pods: readonly Pod[], view: RuntimeView): st
       out.push(`${name}: phase ${pod.status?.phase}, containers ${states.join(' ') || 'none'}`);
     }
   }
-  // The runtime holds exactly one sandbox per pod, ready, with exactly its two containers.
+  // The runtime holds exactly one sandbox per pod, ready, with its two containers running.
   const byId = new Map(view.sandboxes.map((s) => [s.id, s]));
   for (const name of names) {
     const sandboxes = view.sandboxes.filter((s) => s.metadata?.name === name);
@@ -85,12 +85,21 @@ function problems(nodeName: string, pods: readonly Pod[], view: RuntimeView): st
     const inside = view.containers.filter((c) => c.podSandboxId === sandbox?.id);
     const running = inside.filter((c) => c.state === ContainerState.CONTAINER_RUNNING);
     const want = [...containerNames].sort().join(',');
-    const got = inside
+    const got = running
       .map((c) => c.metadata?.name ?? '?')
       .sort()
       .join(',');
-    if (got !== want || running.length !== containerNames.length) {
-      out.push(`${name}: sandbox ${sandbox?.id.slice(0, 12)} holds [${got}], ${running.length} running`);
+    // Beside them, at most one exited instance per container: one whose start the outage cut
+    // (exit 128/255), which GC keeps as the container's last dead instance, as upstream.
+    const dead = inside.filter((c) => c.state !== ContainerState.CONTAINER_RUNNING);
+    const deadNames = dead.map((c) => c.metadata?.name ?? '?');
+    const deadOk =
+      dead.every((c) => c.state === ContainerState.CONTAINER_EXITED) &&
+      new Set(deadNames).size === deadNames.length &&
+      deadNames.every((n) => containerNames.includes(n));
+    if (got !== want || !deadOk) {
+      const all = inside.map((c) => `${c.metadata?.name}:${c.state}`).sort();
+      out.push(`${name}: sandbox ${sandbox?.id.slice(0, 12)} holds [${all.join(',')}]`);
     }
     // A container in this pod's sandbox must be this pod's (the pod UID label says whose).
     for (const c of inside) {
@@ -200,9 +209,15 @@ describe('a containerd restart while pods start', () => {
           `${c.labels['io.kubernetes.pod.name']}/${c.metadata?.name} ${c.id.slice(0, 12)}`,
         ).toBe(ContainerState.CONTAINER_RUNNING);
       }
+      // A container that ran before the stop counts no restart; one whose start the outage cut
+      // counts one, as upstream.
+      const ranBefore = new Set(
+        before.map((c) => `${c.labels['io.kubernetes.pod.name']}/${c.metadata?.name}`),
+      );
       for (const pod of pods.filter((p) => p.metadata?.name?.endsWith(`-${nodeName}`))) {
         for (const s of pod.status?.containerStatuses ?? []) {
-          expect(s.restartCount, `${pod.metadata?.name}/${s.name}`).toBe(0);
+          const key = `${pod.metadata?.name}/${s.name}`;
+          expect(s.restartCount, key).toBeLessThanOrEqual(ranBefore.has(key) ? 0 : 1);
         }
       }
       ok = true;
