@@ -1,4 +1,5 @@
-import type { Pod } from './k8s.js';
+import type { EventObjectRef } from './events.js';
+import type { Container, Pod } from './k8s.js';
 import {
   ApiserverSourceName,
   ConfigMirrorAnnotationKey,
@@ -101,4 +102,50 @@ export function runtimePodFromStatus(
       state: s.state === 'ready' ? 'running' : 'exited',
     })),
   };
+}
+
+/** An init container with `restartPolicy: Always`: a sidecar that keeps running. */
+export function isRestartableInitContainer(container: Container): boolean {
+  return container.restartPolicy === 'Always';
+}
+
+/**
+ * The reference events about `pod` carry; `fieldPath` (`spec.containers{app}`) narrows it to one
+ * container (upstream `ref.GetReference` plus `GetPartialReference`).
+ */
+export function podEventReference(pod: Pod, fieldPath?: string): EventObjectRef {
+  const ref: EventObjectRef = {
+    kind: 'Pod',
+    namespace: pod.metadata?.namespace ?? '',
+    name: pod.metadata?.name ?? '',
+    uid: pod.metadata?.uid ?? '',
+  };
+  return fieldPath === undefined ? ref : { ...ref, fieldPath };
+}
+
+/**
+ * A deep copy of a JSON-like value, several times cheaper than `structuredClone` for API
+ * objects. A Date is copied as a Date; anything else that is not a plain object or array (a
+ * Buffer, a Map) goes through `structuredClone`. Undefined members are kept.
+ */
+export function deepCopy<T>(value: T): T {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    const out = new Array(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = deepCopy(value[i]);
+    return out as T;
+  }
+  if (value instanceof Date) return new Date(value.getTime()) as T;
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return structuredClone(value);
+  const out: Record<string, unknown> = {};
+  const source = value as Record<string, unknown>;
+  for (const key of Object.keys(source)) {
+    const copy = deepCopy(source[key]);
+    // A parsed `__proto__` member is data; assigning it would set the copy's prototype.
+    if (key === '__proto__')
+      Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true });
+    else out[key] = copy;
+  }
+  return out as T;
 }

@@ -32,6 +32,34 @@ export interface PodStatusCache {
 /** A probe's result, as the results managers hold them. */
 export type ProbeResult = 'Success' | 'Failure' | 'Unknown';
 
+/** One change of a stored probe result (upstream `results.Update`). */
+export interface ProbeResultUpdate {
+  /** The container ID as `type://id`. */
+  readonly containerId: string;
+  readonly result: ProbeResult;
+  readonly podUid: string;
+}
+
+/**
+ * What the node can give pods (its allocatable resources), as admission and the downward API
+ * read it.
+ */
+export interface NodeAllocatable {
+  /** Cores. */
+  readonly cpu: number;
+  /** Bytes. */
+  readonly memory: number;
+  /** How many pods. */
+  readonly pods: number;
+  /** Bytes of local ephemeral storage; without it, ephemeral-storage requests are not checked. */
+  readonly ephemeralStorage?: number;
+  /**
+   * Scalar resources by name: extended resources (`example.com/foo`, whole units) and hugepages
+   * (`hugepages-2Mi`, bytes). An extended resource absent here is one the node does not know.
+   */
+  readonly scalarResources?: Readonly<Record<string, number>>;
+}
+
 /** A read-only view of one probe type's results, by container ID (`type://id`). */
 export interface ProbeResultsReader {
   get(containerId: string): ProbeResult | undefined;
