@@ -7,7 +7,6 @@
 export {
   BasicPodManager,
   type BasicPodManagerOptions,
-  getPodHash,
   isMirrorPodOf,
   type PodAndMirrorPod,
   type PodManager,

@@ -9,7 +9,7 @@ import {
   type Pod,
 } from '@kubelet-kit/core';
 
-/** What {@link PodManager.getPodAndMirrorPod} returns. */
+/** What {@link PodManager.getPodAndMirrorPod} returns. @public */
 export interface PodAndMirrorPod {
   /** The regular or static pod; undefined when only the mirror is known. */
   readonly pod: Pod | undefined;
@@ -19,7 +19,7 @@ export interface PodAndMirrorPod {
   readonly wasMirror: boolean;
 }
 
-/** What {@link PodManager.getPodsAndMirrorPods} returns. */
+/** What {@link PodManager.getPodsAndMirrorPods} returns. @public */
 export interface PodsAndMirrorPods {
   /** Regular and static pods. */
   readonly pods: Pod[];
@@ -28,7 +28,7 @@ export interface PodsAndMirrorPods {
   readonly orphanedMirrorPodFullnames: string[];
 }
 
-/** What {@link PodManager.getUIDTranslations} returns. */
+/** What {@link PodManager.getUIDTranslations} returns. @public */
 export interface UIDTranslations {
   /** Static pod UID → mirror pod UID; `''` for a static pod that has no mirror pod yet. */
   readonly podToMirror: Map<string, string>;
@@ -44,6 +44,7 @@ export interface UIDTranslations {
  * Reads are snapshots: every returned array or map is fresh and the caller may keep or mutate
  * it, but the pods in it are the manager's own objects (not deep-copied), so treat them as
  * read-only.
+ * @public
  */
 export interface PodManager {
   /** The regular and static pods (never mirror pods). */
@@ -82,6 +83,7 @@ export interface PodManager {
 /**
  * True when `mirrorPod` mirrors `pod`: same name and namespace, and the mirror's
  * `kubernetes.io/config.mirror` annotation equals the pod's `kubernetes.io/config.hash`.
+ * @internal
  */
 export function isMirrorPodOf(mirrorPod: Pod, pod: Pod): boolean {
   if (pod.metadata?.name !== mirrorPod.metadata?.name) return false;
@@ -96,7 +98,7 @@ export function getPodHash(pod: Pod): string {
   return pod.metadata?.annotations?.[ConfigHashAnnotationKey] ?? '';
 }
 
-/** Options of {@link BasicPodManager}. */
+/** Options of {@link BasicPodManager}. @public */
 export interface BasicPodManagerOptions {
   /** An initial set, as if passed to {@link BasicPodManager.setPods}. */
   readonly pods?: readonly Pod[];
@@ -105,6 +107,7 @@ export interface BasicPodManagerOptions {
 /**
  * The in-memory {@link PodManager} (upstream `basicManager`). It is a plain data structure with
  * no I/O, so tests can use it directly as their fake.
+ * @public
  */
 export class BasicPodManager implements PodManager {
   #podByUID = new Map<string, Pod>();

@@ -7,7 +7,7 @@ import {
   type Pod,
 } from '@kubelet-kit/core';
 
-/** Options of {@link makePod}. */
+/** Options of {@link makePod}. @public */
 export interface MakePodOptions {
   /** Defaults to `mirrorOf`'s name, else `pod`. */
   readonly name?: string;
@@ -26,7 +26,7 @@ export interface MakePodOptions {
   readonly source?: string;
 }
 
-/** A minimal pod (regular, static or mirror) with the annotations the pod manager looks at. */
+/** A minimal pod (regular, static or mirror) with the annotations the pod manager looks at. @public */
 export function makePod(options: MakePodOptions = {}): Pod {
   const mirrorOf = options.mirrorOf;
   const name = options.name ?? mirrorOf?.metadata?.name ?? 'pod';
