@@ -14,7 +14,7 @@ import {
 } from '@kubelet-kit/core';
 import { ImageServiceClient, RuntimeServiceClient } from '@kubelet-kit/cri';
 import { KubeGenericRuntimeManager } from '@kubelet-kit/kuberuntime';
-import { GenericPLEG, PodStatusCache } from '@kubelet-kit/pleg';
+import { GenericPLEG, RuntimePodStatusCache } from '@kubelet-kit/pleg';
 import { ApiserverSource, FileSource, HttpSource, PodConfig, type PodSource } from '@kubelet-kit/pod-config';
 import { BasicPodManager } from '@kubelet-kit/pod-manager';
 import { DefaultProbeManager, DefaultResultsManager } from '@kubelet-kit/prober';
@@ -453,7 +453,7 @@ export function createAgent(options: AgentOptions): Agent {
     onResult: (type, listener) => resultManagers[type].subscribe(listener),
   };
 
-  const podCache = new PodStatusCache();
+  const podCache = new RuntimePodStatusCache();
   const pleg = new GenericPLEG({
     runtime,
     cache: podCache,

@@ -1,8 +1,4 @@
-import type {
-  CachedPodStatus,
-  PodStatusCache as PodStatusCacheContract,
-  RuntimePodStatus,
-} from '@kubelet-kit/core';
+import type { CachedPodStatus, PodStatusCache, RuntimePodStatus } from '@kubelet-kit/core';
 
 interface Subscriber {
   readonly minTime: number;
@@ -23,14 +19,15 @@ function emptyEntry(uid: string): CachedPodStatus {
 }
 
 /**
- * The runtime pod status cache the PLEG keeps (upstream `kubecontainer.Cache`): the last status
- * read for each pod, when it was read, and a global timestamp saying "every pod's entry is at
- * least this fresh". Pod workers wait on {@link PodStatusCache.getNewerThan} so they never act on a
- * status read before their own last change.
+ * The runtime pod status cache the PLEG keeps, core's {@link @kubelet-kit/core#PodStatusCache}
+ * (upstream the `cache` behind `kubecontainer.Cache`): the last status read for each pod, when
+ * it was read, and a global timestamp saying "every pod's entry is at least this fresh". Pod
+ * workers wait on {@link RuntimePodStatusCache.getNewerThan} so they never act on a status read
+ * before their own last change.
  *
  * Entries are returned as stored (not copied); treat them as read-only.
  */
-export class PodStatusCache implements PodStatusCacheContract {
+export class RuntimePodStatusCache implements PodStatusCache {
   readonly #pods = new Map<string, CachedPodStatus>();
   readonly #subscribers = new Map<string, Subscriber[]>();
   /** Held pods, with the global timestamp at the moment of the hold (the last one that covers them). */
@@ -95,15 +92,15 @@ export class PodStatusCache implements PodStatusCacheContract {
 
   /**
    * Stops the global timestamp from vouching for this pod: while somebody changes its containers
-   * and a relist skips it, a later {@link PodStatusCache.updateTime} says nothing about it, and
-   * only its own next {@link PodStatusCache.set} (or {@link PodStatusCache.release}) releases
+   * and a relist skips it, a later {@link RuntimePodStatusCache.updateTime} says nothing about it, and
+   * only its own next {@link RuntimePodStatusCache.set} (or {@link RuntimePodStatusCache.release}) releases
    * its waiters. Timestamps from before the hold still count.
    */
   hold(uid: string): void {
     if (!this.#held.has(uid)) this.#held.set(uid, this.#timestamp);
   }
 
-  /** Ends a {@link PodStatusCache.hold} without a new entry; the global timestamp counts again. */
+  /** Ends a {@link RuntimePodStatusCache.hold} without a new entry; the global timestamp counts again. */
   release(uid: string): void {
     if (!this.#held.delete(uid)) return;
     if (this.#timestamp !== undefined) this.#notify(uid, this.#timestamp);
@@ -125,7 +122,7 @@ export class PodStatusCache implements PodStatusCacheContract {
     }
   }
 
-  /** The global timestamp, undefined before the first {@link PodStatusCache.updateTime}. */
+  /** The global timestamp, undefined before the first {@link RuntimePodStatusCache.updateTime}. */
   get timestamp(): number | undefined {
     return this.#timestamp;
   }

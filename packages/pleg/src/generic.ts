@@ -12,7 +12,7 @@ import {
   runtimePodFromStatus,
   type Timer,
 } from '@kubelet-kit/core';
-import { PodStatusCache } from './cache.js';
+import { RuntimePodStatusCache } from './cache.js';
 import { EventChannel } from './event-channel.js';
 import {
   type PLEGHealth,
@@ -81,8 +81,8 @@ export interface PLEGStats {
 export interface GenericPLEGOptions {
   /** Only `getPods(true)` and `getPodStatus` are used. */
   readonly runtime: Pick<Runtime, 'getPods' | 'getPodStatus'>;
-  /** Defaults to a new {@link PodStatusCache}. */
-  readonly cache?: PodStatusCache;
+  /** Defaults to a new {@link RuntimePodStatusCache}. */
+  readonly cache?: RuntimePodStatusCache;
   /** Defaults to the wall clock. */
   readonly clock?: Clock;
   readonly logger?: Logger;
@@ -191,7 +191,7 @@ function asError(err: unknown): Error {
 /**
  * The generic relisting PLEG (upstream `GenericPLEG`): every period it lists the runtime's pods,
  * compares each container's state with the previous list, reads the status of every pod that
- * changed into the {@link PodStatusCache}, and sends ContainerStarted / ContainerDied /
+ * changed into the {@link RuntimePodStatusCache}, and sends ContainerStarted / ContainerDied /
  * ContainerRemoved events into a bounded channel.
  *
  * Like upstream it assumes a container is not created, exited and removed within one period
@@ -200,7 +200,7 @@ function asError(err: unknown): Error {
 export class GenericPLEG implements PodLifecycleEventGenerator {
   /** The event channel: one consumer receives each event; full means dropped and counted. */
   readonly events: EventChannel<PodLifecycleEvent>;
-  readonly cache: PodStatusCache;
+  readonly cache: RuntimePodStatusCache;
   readonly #runtime: Pick<Runtime, 'getPods' | 'getPodStatus'>;
   readonly #clock: Clock;
   readonly #logger: Logger;
@@ -226,7 +226,7 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
 
   constructor(options: GenericPLEGOptions) {
     this.#runtime = options.runtime;
-    this.cache = options.cache ?? new PodStatusCache();
+    this.cache = options.cache ?? new RuntimePodStatusCache();
     this.#clock = options.clock ?? new RealClock();
     this.#logger = (options.logger ?? noopLogger).child({ component: 'pleg' });
     this.#periodMs = options.relistPeriodMs ?? DefaultRelistPeriodMs;

@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 
-export { PodStatusCache } from './cache.js';
+export { RuntimePodStatusCache } from './cache.js';
 export { EventChannel } from './event-channel.js';
 export {
   DefaultPLEGChannelCapacity,

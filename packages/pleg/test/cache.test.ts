@@ -1,5 +1,5 @@
 import { FakeClock } from '@kubelet-kit/core';
-import { PodStatusCache } from '@kubelet-kit/pleg';
+import { RuntimePodStatusCache } from '@kubelet-kit/pleg';
 import { describe, expect, it } from 'vitest';
 import { status } from './fake-runtime.js';
 
@@ -14,9 +14,9 @@ function track<T>(p: Promise<T>) {
 
 const flush = () => new FakeClock().tick(0);
 
-describe('PodStatusCache', () => {
+describe('RuntimePodStatusCache', () => {
   it('get returns an empty status for an unknown pod', () => {
-    const cache = new PodStatusCache();
+    const cache = new RuntimePodStatusCache();
     const entry = cache.get('nope');
     expect(entry.error).toBeUndefined();
     expect(entry.modified).toBe(0);
@@ -24,7 +24,7 @@ describe('PodStatusCache', () => {
   });
 
   it('set stores the status or the error with its timestamp; delete forgets it', () => {
-    const cache = new PodStatusCache();
+    const cache = new RuntimePodStatusCache();
     const s = status('p');
     expect(cache.set('p', s, undefined, 100)).toBe(true);
     expect(cache.get('p')).toEqual({ status: s, error: undefined, modified: 100 });
@@ -69,7 +69,7 @@ describe('PodStatusCache', () => {
         ready: false,
       },
     ])('$name', async ({ entryAt, globalAt, minTime, ready }) => {
-      const cache = new PodStatusCache();
+      const cache = new RuntimePodStatusCache();
       if (entryAt !== undefined) cache.set('p', status('p'), undefined, entryAt);
       if (globalAt !== undefined) cache.updateTime(globalAt);
       const got = track(cache.getNewerThan('p', minTime));
@@ -80,7 +80,7 @@ describe('PodStatusCache', () => {
   });
 
   it('blocks until a set for the pod at or after minTime', async () => {
-    const cache = new PodStatusCache();
+    const cache = new RuntimePodStatusCache();
     cache.set('p', status('p'), undefined, 100);
     const got = track(cache.getNewerThan('p', 150));
     cache.set('p', status('p', { ips: ['1.1.1.1'] }), undefined, 120);
@@ -95,7 +95,7 @@ describe('PodStatusCache', () => {
   });
 
   it('blocks until the global timestamp reaches minTime, then returns what is cached', async () => {
-    const cache = new PodStatusCache();
+    const cache = new RuntimePodStatusCache();
     const s = status('p');
     cache.set('p', s, undefined, 10);
     const known = track(cache.getNewerThan('p', 100));
@@ -113,7 +113,7 @@ describe('PodStatusCache', () => {
   });
 
   it('an aborted wait rejects and leaves no waiter behind', async () => {
-    const cache = new PodStatusCache();
+    const cache = new RuntimePodStatusCache();
     const abort = new AbortController();
     const got = track(cache.getNewerThan('p', 100, abort.signal));
     expect(cache.waiting).toBe(1);

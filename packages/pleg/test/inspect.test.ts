@@ -1,5 +1,10 @@
 import { FakeClock } from '@kubelet-kit/core';
-import { type EventChannel, GenericPLEG, type PodLifecycleEvent, PodStatusCache } from '@kubelet-kit/pleg';
+import {
+  type EventChannel,
+  GenericPLEG,
+  type PodLifecycleEvent,
+  RuntimePodStatusCache,
+} from '@kubelet-kit/pleg';
 import { describe, expect, it } from 'vitest';
 import { container, FakeRuntime, pod, status } from './fake-runtime.js';
 
@@ -18,9 +23,9 @@ function drain(ch: EventChannel<PodLifecycleEvent>): PodLifecycleEvent[] {
 
 const ref = (uid: string) => ({ uid, name: `name-${uid}`, namespace: 'ns' });
 
-describe('PodStatusCache holds', () => {
+describe('RuntimePodStatusCache holds', () => {
   it('a held pod is not released by the global timestamp, only by its own entry', async () => {
-    const cache = new PodStatusCache();
+    const cache = new RuntimePodStatusCache();
     cache.updateTime(5);
     cache.hold('p');
     let got: number | undefined;
@@ -38,7 +43,7 @@ describe('PodStatusCache holds', () => {
   });
 
   it('other pods are released by the global timestamp while one is held', async () => {
-    const cache = new PodStatusCache();
+    const cache = new RuntimePodStatusCache();
     cache.hold('held');
     const other = cache.getNewerThan('other', 1);
     cache.updateTime(2);
@@ -46,14 +51,14 @@ describe('PodStatusCache holds', () => {
   });
 
   it('a global timestamp from before the hold still counts for the held pod', async () => {
-    const cache = new PodStatusCache();
+    const cache = new RuntimePodStatusCache();
     cache.updateTime(10);
     cache.hold('p');
     await expect(cache.getNewerThan('p', 5)).resolves.toMatchObject({ status: { id: 'p' } });
   });
 
   it('release lets the current global timestamp release waiters again', async () => {
-    const cache = new PodStatusCache();
+    const cache = new RuntimePodStatusCache();
     cache.hold('p');
     let released = false;
     void cache.getNewerThan('p', 3).then(() => {
