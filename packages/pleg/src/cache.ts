@@ -26,6 +26,7 @@ function emptyEntry(uid: string): CachedPodStatus {
  * before their own last change.
  *
  * Entries are returned as stored (not copied); treat them as read-only.
+ * @public
  */
 export class RuntimePodStatusCache implements PodStatusCache {
   readonly #pods = new Map<string, CachedPodStatus>();

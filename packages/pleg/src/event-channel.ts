@@ -2,6 +2,7 @@
  * A bounded FIFO with a Go channel's non-blocking send: what the PLEG hands its events through.
  * A send to a full channel fails instead of waiting, so a slow consumer can never stall a
  * relist; the caller counts the dropped event.
+ * @public
  */
 export class EventChannel<T> implements AsyncIterable<T> {
   readonly #capacity: number;

@@ -31,7 +31,7 @@ const inspectionConcurrency = 8;
 /** Events the channel holds before new ones are dropped (upstream `plegChannelCapacity`). */
 export const DefaultPLEGChannelCapacity = 1_000;
 
-/** What one relist did, for metrics (upstream's kubelet_pleg_* and kubelet_running_* series). */
+/** What one relist did, for metrics (upstream's kubelet_pleg_* and kubelet_running_* series). @public */
 export interface RelistResult {
   /** When the relist started (epoch ms); also its cache timestamp. */
   readonly timestamp: number;
@@ -50,7 +50,7 @@ export interface RelistResult {
   readonly eventsDiscarded: number;
 }
 
-/** The pod a {@link GenericPLEG.inspectPods} call reads. */
+/** The pod a {@link GenericPLEG.inspectPods} call reads. @public */
 export interface PodInspection {
   readonly uid: string;
   readonly name: string;
@@ -62,7 +62,7 @@ export interface PodInspection {
   readonly status?: RuntimePodStatus;
 }
 
-/** Running totals of a {@link GenericPLEG}. */
+/** Running totals of a {@link GenericPLEG}. @public */
 export interface PLEGStats {
   readonly relists: number;
   readonly relistErrors: number;
@@ -77,7 +77,7 @@ export interface PLEGStats {
   readonly containersByState: Readonly<Partial<Record<RuntimeContainerState, number>>>;
 }
 
-/** Options of {@link GenericPLEG}. */
+/** Options of {@link GenericPLEG}. @public */
 export interface GenericPLEGOptions {
   /** Only `getPods(true)` and `getPodStatus` are used. */
   readonly runtime: Pick<Runtime, 'getPods' | 'getPodStatus'>;
@@ -86,12 +86,12 @@ export interface GenericPLEGOptions {
   /** Defaults to the wall clock. */
   readonly clock?: Clock;
   readonly logger?: Logger;
-  /** Default {@link DefaultRelistPeriodMs}. */
+  /** Default 1000 (upstream `genericPlegRelistPeriod`). */
   readonly relistPeriodMs?: number;
-  /** Default {@link DefaultRelistThresholdMs}. */
+  /** Default 180000, 3 minutes (upstream `genericPlegRelistThreshold`). */
   readonly relistThresholdMs?: number;
   /**
-   * Capacity of {@link GenericPLEG.events}; default {@link DefaultPLEGChannelCapacity}. Ignored
+   * Capacity of {@link GenericPLEG.events}; default 1000 (upstream `plegChannelCapacity`). Ignored
    * when `eventChannel` is given. 0 for a caller that takes events through `watch` only: nothing
    * is buffered, and an event a watcher received is not counted as dropped.
    */
@@ -196,6 +196,7 @@ function asError(err: unknown): Error {
  *
  * Like upstream it assumes a container is not created, exited and removed within one period
  * (its events would be missed); the kubelet's periodic sync is the safety net.
+ * @public
  */
 export class GenericPLEG implements PodLifecycleEventGenerator {
   /** The event channel: one consumer receives each event; full means dropped and counted. */

@@ -7,9 +7,6 @@
 export { RuntimePodStatusCache } from './cache.js';
 export { EventChannel } from './event-channel.js';
 export {
-  DefaultPLEGChannelCapacity,
-  DefaultRelistPeriodMs,
-  DefaultRelistThresholdMs,
   GenericPLEG,
   type GenericPLEGOptions,
   type PLEGStats,

@@ -3,6 +3,7 @@
  * ContainerStarted, ContainerDied and ContainerRemoved; `ContainerChanged` is computed but never
  * sent (upstream filters it as unreliable), and `PodSync` is kept for other generators (upstream's
  * evented PLEG sends it when no single event describes a change).
+ * @public
  */
 export type PodLifecycleEventType =
   | 'ContainerStarted'
@@ -11,7 +12,7 @@ export type PodLifecycleEventType =
   | 'PodSync'
   | 'ContainerChanged';
 
-/** One pod lifecycle event (upstream `PodLifecycleEvent`). */
+/** One pod lifecycle event (upstream `PodLifecycleEvent`). @public */
 export interface PodLifecycleEvent {
   /** The pod's UID. */
   readonly id: string;
@@ -20,14 +21,14 @@ export interface PodLifecycleEvent {
   readonly data?: string;
 }
 
-/** The result of {@link PodLifecycleEventGenerator.healthy}. */
+/** The result of {@link PodLifecycleEventGenerator.healthy}. @public */
 export interface PLEGHealth {
   readonly healthy: boolean;
   /** Why it is unhealthy. */
   readonly error?: PLEGNotHealthyError;
 }
 
-/** Why the PLEG is unhealthy: no successful relist yet, or none within the threshold. */
+/** Why the PLEG is unhealthy: no successful relist yet, or none within the threshold. @public */
 export class PLEGNotHealthyError extends Error {
   readonly code = 'PLEGNotHealthy';
   constructor(message: string) {
@@ -36,10 +37,10 @@ export class PLEGNotHealthyError extends Error {
   }
 }
 
-/** A listener of {@link PodLifecycleEventGenerator.watch}. */
+/** A listener of {@link PodLifecycleEventGenerator.watch}. @public */
 export type PodLifecycleEventListener = (event: PodLifecycleEvent) => void;
 
-/** The pod lifecycle event generator (upstream `PodLifecycleEventGenerator`). */
+/** The pod lifecycle event generator (upstream `PodLifecycleEventGenerator`). @public */
 export interface PodLifecycleEventGenerator {
   /** Starts relisting periodically; a no-op when running. */
   start(): void;
