@@ -12,6 +12,7 @@ import {
   type Probe,
   type ProbeResult,
   parseContainerID,
+  podEventReference,
 } from '@kubelet-kit/core';
 import { ProbeError } from './errors.js';
 import { execProbe, expandContainerCommandOnlyStatic } from './probe/exec.js';
@@ -212,13 +213,7 @@ export class Prober {
   #event(pod: Pod, container: Container, reason: string, message: string): void {
     const isInit = pod.spec?.initContainers?.some((c) => c.name === container.name) ?? false;
     this.#recorder.event(
-      {
-        kind: 'Pod',
-        namespace: pod.metadata?.namespace,
-        name: pod.metadata?.name,
-        uid: pod.metadata?.uid,
-        fieldPath: `spec.${isInit ? 'initContainers' : 'containers'}{${container.name}}`,
-      },
+      podEventReference(pod, `spec.${isInit ? 'initContainers' : 'containers'}{${container.name}}`),
       'Warning',
       reason,
       message,

@@ -1,5 +1,4 @@
-import type { Pod, ProbeResult, ProbeResultsReader } from '@kubelet-kit/core';
-import type { ProbeResultUpdate } from './types.js';
+import type { Pod, ProbeResult, ProbeResultsReader, ProbeResultUpdate } from '@kubelet-kit/core';
 
 /** Upstream's buffer of the updates channel. */
 export const resultsUpdatesBuffer = 20;

@@ -1,5 +1,3 @@
-import type { ProbeResult } from '@kubelet-kit/core';
-
 /** Which of a container's probes a worker runs (upstream `probeType`; these are its String() forms). */
 export type ProbeType = 'Liveness' | 'Readiness' | 'Startup';
 
@@ -13,14 +11,6 @@ export type ProbeOutcome = 'Success' | 'Warning' | 'Failure' | 'Unknown';
 export interface ProbeActionResult {
   readonly result: ProbeOutcome;
   readonly output: string;
-}
-
-/** One change of a stored probe result (upstream `results.Update`). */
-export interface ProbeResultUpdate {
-  /** The container ID as `type://id`. */
-  readonly containerId: string;
-  readonly result: ProbeResult;
-  readonly podUid: string;
 }
 
 /** The API defaults of a probe's numbers (upstream `SetDefaults_Probe`). */

@@ -1,7 +1,7 @@
-import { InMemoryEventRecorder, type Pod, type PodStatus } from '@kubelet-kit/core';
+import { InMemoryEventRecorder, type Pod, type PodStatus, type ProbeResultUpdate } from '@kubelet-kit/core';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { DefaultProbeManager, type ProbeManagerOptions, type ProbeResultUpdate } from '../src/index.js';
+import { DefaultProbeManager, type ProbeManagerOptions } from '../src/index.js';
 import {
   containerId,
   execProbe,

@@ -6,5 +6,4 @@
 
 export type { ProbeManager } from '../prober-manager.js';
 export type { ResultsManager } from '../results-manager.js';
-export type { ProbeResultUpdate } from '../types.js';
 export * from './fake-probe-manager.js';
