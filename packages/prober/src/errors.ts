@@ -1,10 +1,11 @@
-/** Codes of {@link ProbeError}. */
+/** Codes of {@link ProbeError}. @public */
 export type ProbeErrorCode = 'InvalidPort' | 'MissingProbeHandler' | 'ProbeError';
 
 /**
  * A probe could not be run at all (upstream returns these as `err`, not as a failure): the
  * result is thrown away, the action retried up to three times, and an `Unhealthy` event says
  * the probe errored.
+ * @public
  */
 export class ProbeError extends Error {
   readonly code: ProbeErrorCode;

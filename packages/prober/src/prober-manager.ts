@@ -21,6 +21,7 @@ import { kubeletRestartGraceMs, ProbeWorker, timeOf, type WorkerHost } from './w
 /**
  * Runs a worker for every probe of every container of the pods it is given, and derives the
  * containers' Started and Ready from the results (upstream `prober.Manager`).
+ * @public
  */
 export interface ProbeManager {
   /** The liveness results: a Failure makes the sync loop restart the container. */
@@ -54,7 +55,7 @@ export interface ProbeManager {
   readonly workerCount: number;
 }
 
-/** Options of {@link DefaultProbeManager}. */
+/** Options of {@link DefaultProbeManager}. @public */
 export interface ProbeManagerOptions {
   /** The pods' current API status: container IDs, states, Started, the pod IP. */
   readonly statusProvider: PodStatusProvider;
@@ -81,8 +82,8 @@ export interface ProbeManagerOptions {
   /**
    * Probe ticks fall on multiples of this many ms of the clock, so that workers whose schedules
    * are this close share one wake-up of the process; a tick is at most this much later than
-   * upstream's schedule and keeps its phase. 0 ticks exactly on schedule. Default
-   * {@link defaultTickAlignmentMs}.
+   * upstream's schedule and keeps its phase. 0 ticks exactly on schedule. Default 20, a
+   * fiftieth of the shortest period.
    */
   readonly tickAlignmentMs?: number;
 }
@@ -104,7 +105,7 @@ function probedContainers(pod: Pod): Container[] {
   return [...(pod.spec?.containers ?? []), ...restartableInitContainers(pod)];
 }
 
-/** The kubelet's probe manager over a {@link Prober}. */
+/** The kubelet's probe manager over a {@link Prober}. @public */
 export class DefaultProbeManager implements ProbeManager {
   readonly livenessManager: ResultsManager;
   readonly readinessManager: ResultsManager;

@@ -27,7 +27,7 @@ import { type ProbeActionResult, type ProbeType, probeDefaults } from './types.j
 /** Upstream retries a probe action this many times, on errors only (never on a failure). */
 export const maxProbeRetries = 3;
 
-/** Options of {@link Prober}. */
+/** Options of {@link Prober}. @public */
 export interface ProberOptions {
   /** Runs exec probes in containers (CRI ExecSync). */
   readonly runner: CommandRunner;
@@ -66,6 +66,7 @@ export function getProbeTerminationGracePeriodSeconds(
  * Runs one probe of a container and turns its outcome into a result (upstream `prober.go`):
  * Success and Warning are successes, Failure and Unknown failures, each but Success with an
  * event. An error is retried up to three times, then reported with an event and thrown.
+ * @public
  */
 export class Prober {
   readonly #runner: CommandRunner;

@@ -6,6 +6,7 @@ export const resultsUpdatesBuffer = 20;
 /**
  * The results of one probe type by container ID (upstream `results.Manager`): the sync loop
  * reads liveness and startup from it, the status manager readiness and startup.
+ * @public
  */
 export interface ResultsManager extends ProbeResultsReader {
   /** The stored result of a container (`type://id`), or undefined when none. */
@@ -27,7 +28,7 @@ export interface ResultsManager extends ProbeResultsReader {
   readonly droppedUpdates: number;
 }
 
-/** Options of {@link DefaultResultsManager}. */
+/** Options of {@link DefaultResultsManager}. @public */
 export interface ResultsManagerOptions {
   /** Undelivered updates kept per `updates()` iteration (default 20, as upstream). */
   readonly bufferSize?: number;
@@ -38,7 +39,7 @@ interface Queue {
   wake: (() => void) | undefined;
 }
 
-/** The in-memory results manager. */
+/** The in-memory results manager. @public */
 export class DefaultResultsManager implements ResultsManager {
   readonly #cache = new Map<string, ProbeResult>();
   readonly #listeners = new Set<(update: ProbeResultUpdate) => void>();

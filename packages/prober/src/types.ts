@@ -1,13 +1,14 @@
-/** Which of a container's probes a worker runs (upstream `probeType`; these are its String() forms). */
+/** Which of a container's probes a worker runs (upstream `probeType`; these are its String() forms). @public */
 export type ProbeType = 'Liveness' | 'Readiness' | 'Startup';
 
 /**
  * What one probe action reported (upstream `pkg/probe.Result`). `Warning` counts as a success
  * for the container; `Unknown` counts as a failure.
+ * @public
  */
 export type ProbeOutcome = 'Success' | 'Warning' | 'Failure' | 'Unknown';
 
-/** The outcome of one probe action and its output (body, command output or failure message). */
+/** The outcome of one probe action and its output (body, command output or failure message). @public */
 export interface ProbeActionResult {
   readonly result: ProbeOutcome;
   readonly output: string;

@@ -10,7 +10,7 @@ import {
   type Probe,
   type RunInContainerOptions,
 } from '@kubelet-kit/core';
-import type { ProbeType } from '../src/index.js';
+import type { ProbeType } from '../src/types.js';
 
 export const podUid = 'pod-uid-1';
 export const containerName = 'app';

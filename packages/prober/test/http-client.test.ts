@@ -5,9 +5,16 @@ import net, { type AddressInfo, type Socket } from 'node:net';
 import { InMemoryEventRecorder, RealClock } from '@kubelet-kit/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProbeError } from '../src/errors.js';
-import { httpProbe, maxRespBodyLength, newProbeRequest, Prober } from '../src/index.js';
-import { AbortWatch, prepareHttpTarget, runHttpProbe } from '../src/probe/http.js';
+import {
+  AbortWatch,
+  httpProbe,
+  maxRespBodyLength,
+  prepareHttpTarget,
+  runHttpProbe,
+} from '../src/probe/http.js';
 import { buildProbeHttpTarget, ProbeHttpError, probeHttpGet } from '../src/probe/http-client.js';
+import { newProbeRequest } from '../src/probe/http-request.js';
+import { Prober } from '../src/prober.js';
 
 /**
  * A raw TCP server: each path answers with the given pieces, written one at a time (so that

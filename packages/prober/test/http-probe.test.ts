@@ -4,13 +4,8 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { FakeClock, RealClock } from '@kubelet-kit/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  getProbeUrl,
-  httpProbe,
-  maxRespBodyLength,
-  newProbeRequest,
-  newRequestForHTTPGetAction,
-} from '../src/index.js';
+import { httpProbe, maxRespBodyLength } from '../src/probe/http.js';
+import { getProbeUrl, newProbeRequest, newRequestForHTTPGetAction } from '../src/probe/http-request.js';
 
 interface Seen {
   path: string;

@@ -1,7 +1,7 @@
 import { InMemoryEventRecorder, type Pod, type PodStatus, type ProbeResultUpdate } from '@kubelet-kit/core';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { DefaultProbeManager, type ProbeManagerOptions } from '../src/index.js';
+import { DefaultProbeManager, type ProbeManagerOptions } from '../src/prober-manager.js';
 import {
   containerId,
   execProbe,

@@ -8,20 +8,17 @@ import {
   RealClock,
 } from '@kubelet-kit/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProbeError } from '../src/errors.js';
+import { execProbe, expandContainerCommandOnlyStatic, maxExecOutputLength } from '../src/probe/exec.js';
 import {
-  execProbe,
-  expandContainerCommandOnlyStatic,
-  getProbeTerminationGracePeriodSeconds,
   grpcProbe,
   type HealthCheckRequest,
   type HealthCheckResponse,
   healthServiceDefinition,
-  maxExecOutputLength,
-  ProbeError,
-  Prober,
-  resolveContainerPort,
-  tcpProbe,
-} from '../src/index.js';
+} from '../src/probe/grpc.js';
+import { resolveContainerPort } from '../src/probe/port.js';
+import { tcpProbe } from '../src/probe/tcp.js';
+import { getProbeTerminationGracePeriodSeconds, Prober } from '../src/prober.js';
 import { ScriptedRunner } from './helpers.js';
 
 async function freePort(): Promise<number> {

@@ -1,6 +1,6 @@
 import type { Pod, ProbeResultUpdate } from '@kubelet-kit/core';
 import { describe, expect, it } from 'vitest';
-import { DefaultResultsManager, resultsUpdatesBuffer } from '../src/index.js';
+import { DefaultResultsManager, resultsUpdatesBuffer } from '../src/results-manager.js';
 
 const pod: Pod = { metadata: { uid: 'u1', name: 'p', namespace: 'ns' } };
 

@@ -1,6 +1,9 @@
 import { noopLogger, type Pod, type ProbeResult } from '@kubelet-kit/core';
 import { describe, expect, it } from 'vitest';
-import { DefaultResultsManager, noopProberMetrics, Prober, type ProbeType } from '../src/index.js';
+import { noopProberMetrics } from '../src/metrics.js';
+import { Prober } from '../src/prober.js';
+import { DefaultResultsManager } from '../src/results-manager.js';
+import type { ProbeType } from '../src/types.js';
 import { ProbeWorker, type WorkerHost } from '../src/worker.js';
 import {
   containerId,

@@ -2,7 +2,7 @@ import type { Pod, PodStatus } from '@kubelet-kit/core';
 import type { ProbeManager } from '../prober-manager.js';
 import { DefaultResultsManager, type ResultsManager } from '../results-manager.js';
 
-/** One call a {@link FakeProbeManager} received. */
+/** One call a {@link FakeProbeManager} received. @public */
 export type FakeProbeManagerCall =
   | {
       readonly method: 'addPod' | 'removePod' | 'stopLivenessAndStartup' | 'updatePodStatus';
@@ -16,6 +16,7 @@ export type FakeProbeManagerCall =
  * callers: it records calls, and its results managers are real, so a test sets a liveness
  * Failure with `fake.livenessManager.set(id, 'Failure', pod)`. `updatePodStatus` marks running
  * containers started, and ready unless their readiness result is Failure.
+ * @public
  */
 export class FakeProbeManager implements ProbeManager {
   readonly livenessManager: ResultsManager = new DefaultResultsManager();
