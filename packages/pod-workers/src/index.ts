@@ -4,7 +4,6 @@
  * @packageDocumentation
  */
 
-export * from './fake-pod-workers.js';
 export * from './kill-pod-now.js';
 export * from './pod-workers.js';
 export type * from './types.js';

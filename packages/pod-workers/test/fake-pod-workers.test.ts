@@ -1,6 +1,5 @@
 import type { Pod, RuntimePodStatus, SyncPodType } from '@kubelet-kit/core';
-import { FakePodWorkers } from '@kubelet-kit/pod-workers';
-import { newNamedPod, RecordingPodSyncer } from '@kubelet-kit/pod-workers/testing';
+import { FakePodWorkers, newNamedPod, RecordingPodSyncer } from '@kubelet-kit/pod-workers/testing';
 import { expect, test } from 'vitest';
 import { harness } from './helpers.js';
 

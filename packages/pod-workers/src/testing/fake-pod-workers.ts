@@ -1,5 +1,5 @@
 import type { Pod, PodStatusCache, RuntimePodStatus } from '@kubelet-kit/core';
-import type { PodSyncer, PodWorkerSync, PodWorkers, UpdatePodOptions } from './types.js';
+import type { PodSyncer, PodWorkerSync, PodWorkers, UpdatePodOptions } from '../types.js';
 
 /** Options of {@link FakePodWorkers}. */
 export interface FakePodWorkersOptions {
