@@ -1,4 +1,4 @@
-import type { Clock, EventRecorder, Pod } from '@kubelet-kit/core';
+import { type Clock, type EventRecorder, type Pod, podEventReference } from '@kubelet-kit/core';
 import type { PodStatusFunc, PodWorkers } from './types.js';
 
 /** The kill did not complete within the grace period × 1.5 (at least 10 s). */
@@ -52,12 +52,7 @@ export function killPodNow(options: KillPodNowOptions): KillPodFunc {
         if (done) return;
         done = true;
         recorder.event(
-          {
-            kind: 'Pod',
-            ...(pod.metadata?.namespace !== undefined && { namespace: pod.metadata.namespace }),
-            ...(pod.metadata?.name !== undefined && { name: pod.metadata.name }),
-            ...(pod.metadata?.uid !== undefined && { uid: pod.metadata.uid }),
-          },
+          podEventReference(pod),
           'Warning',
           'ExceededGracePeriod',
           'Container runtime did not kill the pod within specified grace period.',

@@ -1,7 +1,6 @@
 import {
   buildPodFullName,
   type Clock,
-  type EventObjectRef,
   type EventRecorder,
   isStaticPod,
   jitter,
@@ -10,6 +9,7 @@ import {
   noopLogger,
   type Pod,
   type PodStatusCache,
+  podEventReference,
   type RuntimePod,
   type RuntimePodStatus,
 } from '@kubelet-kit/core';
@@ -263,15 +263,6 @@ function isOnlyBackoff(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false;
   const e = err as { code?: unknown; onlyBackoff?: unknown };
   return e.code === 'PodSyncError' && e.onlyBackoff === true;
-}
-
-function podRef(pod: Pod): EventObjectRef {
-  return {
-    kind: 'Pod',
-    ...(pod.metadata?.namespace !== undefined && { namespace: pod.metadata.namespace }),
-    ...(pod.metadata?.name !== undefined && { name: pod.metadata.name }),
-    ...(pod.metadata?.uid !== undefined && { uid: pod.metadata.uid }),
-  };
 }
 
 /**
@@ -944,7 +935,7 @@ export class BasicPodWorkers implements PodWorkers {
       const cached = await cancel.race(this.#podCache.getNewerThan(uid, lastSyncTime));
       if (cached.error) {
         this.#recorder.event(
-          podRef(pod),
+          podEventReference(pod),
           'Warning',
           'FailedSync',
           `error determining status: ${errorMessage(cached.error)}`,
