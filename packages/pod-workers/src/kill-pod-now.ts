@@ -1,13 +1,11 @@
 import { type Clock, type EventRecorder, type Pod, podEventReference } from '@kubelet-kit/core';
+import { CodedError } from './coded-error.js';
 import type { PodStatusFunc, PodWorkers } from './types.js';
 
 /** The kill did not complete within the grace period × 1.5 (at least 10 s). */
-export class ExceededGracePeriodError extends Error {
-  /** Upstream's event reason. */
-  readonly code = 'ExceededGracePeriod';
+export class ExceededGracePeriodError extends CodedError<'ExceededGracePeriod'> {
   constructor(message = 'timeout waiting to kill pod') {
-    super(message);
-    this.name = 'ExceededGracePeriodError';
+    super('ExceededGracePeriodError', 'ExceededGracePeriod', message);
   }
 }
 

@@ -13,6 +13,7 @@ import {
   type RuntimePod,
   type RuntimePodStatus,
 } from '@kubelet-kit/core';
+import { CodedError } from './coded-error.js';
 import { SyncCancellation } from './sync-cancellation.js';
 import { SyncLimiter } from './sync-limiter.js';
 import type {
@@ -42,11 +43,9 @@ export const DefaultBackOffPeriodMs = 10_000;
 export const NetworkNotReadyErrorMsg = 'network is not ready';
 
 /** The reason a sync's signal is aborted with: a kill or a shorter grace period superseded it. */
-export class PodSyncCanceledError extends Error {
-  readonly code = 'Canceled';
+export class PodSyncCanceledError extends CodedError<'Canceled'> {
   constructor(message = 'context canceled') {
-    super(message);
-    this.name = 'PodSyncCanceledError';
+    super('PodSyncCanceledError', 'Canceled', message);
   }
 }
 
@@ -242,7 +241,8 @@ function isPodStatusCacheTerminal(status: RuntimePodStatus | undefined): boolean
   return !status.sandboxStatuses.some((s) => s.state === 'ready');
 }
 
-function emptyPodStatus(uid: string, pod: Pod): RuntimePodStatus {
+/** The status a pod the runtime cache knows nothing of starts from. */
+export function emptyPodStatus(uid: string, pod: Pod): RuntimePodStatus {
   return {
     id: uid,
     name: pod.metadata?.name ?? '',

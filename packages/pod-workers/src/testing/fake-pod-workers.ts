@@ -1,4 +1,5 @@
 import type { Pod, PodStatusCache, RuntimePodStatus } from '@kubelet-kit/core';
+import { emptyPodStatus } from '../pod-workers.js';
 import type { PodSyncer, PodWorkerSync, PodWorkers, UpdatePodOptions } from '../types.js';
 
 /** Options of {@link FakePodWorkers}. */
@@ -55,15 +56,7 @@ export class FakePodWorkers implements PodWorkers {
     const syncPod = this.#syncPod;
     const pod = options.pod;
     if (!syncPod || !pod) return;
-    const status: RuntimePodStatus = this.#podCache?.get(uid).status ?? {
-      id: uid,
-      name: pod.metadata?.name ?? '',
-      namespace: pod.metadata?.namespace ?? '',
-      ips: [],
-      containerStatuses: [],
-      sandboxStatuses: [],
-      timestamp: 0,
-    };
+    const status: RuntimePodStatus = this.#podCache?.get(uid).status ?? emptyPodStatus(uid, pod);
     const call = syncPod(
       { signal: new AbortController().signal },
       options.updateType,
