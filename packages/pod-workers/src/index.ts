@@ -4,7 +4,22 @@
  * @packageDocumentation
  */
 
-export * from './kill-pod-now.js';
-export * from './pod-workers.js';
-export type * from './types.js';
-export * from './work-queue.js';
+export {
+  BasicPodWorkers,
+  newPodWorkers,
+  type PodWorkerMetrics,
+  type PodWorkersOptions,
+} from './pod-workers.js';
+export type {
+  KillPodOptions,
+  PodStatusFunc,
+  PodSyncContext,
+  PodSyncer,
+  PodSyncStatusView,
+  PodWorkerState,
+  PodWorkerSync,
+  PodWorkers,
+  SyncPodResult,
+  UpdatePodOptions,
+} from './types.js';
+export { BasicWorkQueue, type BasicWorkQueueOptions, type WorkQueue } from './work-queue.js';

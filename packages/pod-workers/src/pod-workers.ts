@@ -49,13 +49,13 @@ export class PodSyncCanceledError extends CodedError<'Canceled'> {
   }
 }
 
-/** Observes how long updates take to be realized (upstream `kubelet_pod_worker_duration_seconds`). */
+/** Observes how long updates take to be realized (upstream `kubelet_pod_worker_duration_seconds`). @public */
 export interface PodWorkerMetrics {
   /** `operation` is the update type, or `terminated`. */
   observePodWorkerDuration(operation: string, seconds: number): void;
 }
 
-/** Options of {@link BasicPodWorkers}. */
+/** Options of {@link BasicPodWorkers}. @public */
 export interface PodWorkersOptions {
   readonly podSyncer: PodSyncer;
   /** The runtime status cache (the PLEG's); each sync waits for a status newer than the last. */
@@ -298,6 +298,7 @@ export function calculateEffectiveGracePeriod(
  * the newest pending update and drives the pod through sync → terminating → terminated; its
  * async loop runs only while there is work. All bookkeeping happens synchronously between
  * awaits, which is what upstream's `podLock` gives.
+ * @public
  */
 export class BasicPodWorkers implements PodWorkers {
   readonly #podSyncer: PodSyncer;
@@ -1056,7 +1057,7 @@ export class BasicPodWorkers implements PodWorkers {
   }
 }
 
-/** Creates the pod workers. */
+/** Creates the pod workers. @public */
 export function newPodWorkers(options: PodWorkersOptions): BasicPodWorkers {
   return new BasicPodWorkers(options);
 }

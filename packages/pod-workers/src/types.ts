@@ -1,12 +1,12 @@
 import type { Pod, PodStatus, RuntimePod, RuntimePodStatus, SyncPodType } from '@kubelet-kit/core';
 
-/** Where a pod is in the worker's lifecycle (upstream `PodWorkerState`). */
+/** Where a pod is in the worker's lifecycle (upstream `PodWorkerState`). @public */
 export type PodWorkerState = 'sync' | 'terminating' | 'terminated';
 
-/** Changes the API status a pod gets when it is killed (upstream `PodStatusFunc`); mutates in place. */
+/** Changes the API status a pod gets when it is killed (upstream `PodStatusFunc`); mutates in place. @public */
 export type PodStatusFunc = (podStatus: PodStatus) => void;
 
-/** How a `kill` update terminates the pod (upstream `KillPodOptions`, 1.31–1.34). */
+/** How a `kill` update terminates the pod (upstream `KillPodOptions`, 1.31–1.34). @public */
 export interface KillPodOptions {
   /**
    * Called once when the kill completes: `syncTerminatingPod` succeeded, or the pod was already
@@ -21,7 +21,7 @@ export interface KillPodOptions {
   readonly podTerminationGracePeriodSecondsOverride?: number;
 }
 
-/** One change for a pod worker (upstream `UpdatePodOptions`). */
+/** One change for a pod worker (upstream `UpdatePodOptions`). @public */
 export interface UpdatePodOptions {
   readonly updateType: SyncPodType;
   /** When the change was made (epoch ms), for the pod worker duration metric. */
@@ -35,7 +35,7 @@ export interface UpdatePodOptions {
   readonly killPodOptions?: KillPodOptions;
 }
 
-/** What a pod worker reports of one pod to housekeeping (upstream `PodWorkerSync`). */
+/** What a pod worker reports of one pod to housekeeping (upstream `PodWorkerSync`). @public */
 export interface PodWorkerSync {
   readonly state: PodWorkerState;
   /** The pod is not in the desired set passed to `syncKnownPods`. */
@@ -46,12 +46,12 @@ export interface PodWorkerSync {
   readonly static: boolean;
 }
 
-/** The context of one sync: aborted when a kill or a shorter grace period supersedes it. */
+/** The context of one sync: aborted when a kill or a shorter grace period supersedes it. @public */
 export interface PodSyncContext {
   readonly signal: AbortSignal;
 }
 
-/** The result of {@link PodSyncer.syncPod}. */
+/** The result of {@link PodSyncer.syncPod}. @public */
 export interface SyncPodResult {
   /** The pod reached a terminal phase; the worker moves it to terminating. */
   readonly isTerminal: boolean;
@@ -61,6 +61,7 @@ export interface SyncPodResult {
  * The pod lifecycle operations the caller (the kubelet) supplies (upstream `podSyncer`). Each may
  * run concurrently for different pods, never for the same one. A method that sees its context
  * aborted should reject soon; the worker then treats the call as cancelled, not failed.
+ * @public
  */
 export interface PodSyncer {
   /** Sets the pod up and (re)starts its containers. Reject to retry after the error backoff. */
@@ -85,7 +86,7 @@ export interface PodSyncer {
   syncTerminatedPod(ctx: PodSyncContext, pod: Pod, podStatus: RuntimePodStatus): Promise<void>;
 }
 
-/** A read-only copy of one worker's state (upstream `podSyncStatus`). Times are epoch ms. */
+/** A read-only copy of one worker's state (upstream `podSyncStatus`). Times are epoch ms. @public */
 export interface PodSyncStatusView {
   readonly fullname: string;
   /** An update is pending or being worked on. */
@@ -116,6 +117,7 @@ export interface PodSyncStatusView {
 /**
  * The pod workers (upstream `PodWorkers`): one serialized worker per pod UID, the source of
  * truth for which pods may have running containers.
+ * @public
  */
 export interface PodWorkers {
   /** Hands a change to the pod's worker; coalesces with any change it has not taken yet. */

@@ -4,6 +4,7 @@ import type { Clock } from '@kubelet-kit/core';
  * Records when each pod is next due for a sync (upstream `pkg/kubelet/util/queue.WorkQueue`).
  * Pod workers never resync themselves: they enqueue, and the kubelet's sync tick asks for the
  * due UIDs and sends them a `sync` update.
+ * @public
  */
 export interface WorkQueue {
   /** Items whose due time has passed; they are removed from the queue. */
@@ -12,12 +13,12 @@ export interface WorkQueue {
   enqueue(uid: string, delayMs: number): void;
 }
 
-/** Options of {@link BasicWorkQueue}. */
+/** Options of {@link BasicWorkQueue}. @public */
 export interface BasicWorkQueueOptions {
   readonly clock: Clock;
 }
 
-/** A {@link WorkQueue} over a map of due times read against the injected clock. */
+/** A {@link WorkQueue} over a map of due times read against the injected clock. @public */
 export class BasicWorkQueue implements WorkQueue {
   readonly #clock: Clock;
   readonly #queue = new Map<string, number>();

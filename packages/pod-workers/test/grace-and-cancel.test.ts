@@ -1,6 +1,6 @@
-import { calculateEffectiveGracePeriod, PodSyncCanceledError } from '@kubelet-kit/pod-workers';
 import { newNamedPod } from '@kubelet-kit/pod-workers/testing';
 import { describe, expect, test } from 'vitest';
+import { calculateEffectiveGracePeriod, PodSyncCanceledError } from '../src/pod-workers.js';
 import { deferred, harness, untilAborted } from './helpers.js';
 
 describe('Test_calculateEffectiveGracePeriod', () => {

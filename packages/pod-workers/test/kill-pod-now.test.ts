@@ -1,7 +1,7 @@
 import type { PodStatus } from '@kubelet-kit/core';
-import { ExceededGracePeriodError, killPodNow } from '@kubelet-kit/pod-workers';
 import { newNamedPod } from '@kubelet-kit/pod-workers/testing';
 import { expect, test } from 'vitest';
+import { ExceededGracePeriodError, killPodNow } from '../src/kill-pod-now.js';
 import { harness, untilAborted } from './helpers.js';
 
 test('TestKillPodNowFunc: the blocking kill resolves after terminating, with the status function and grace 1', async () => {

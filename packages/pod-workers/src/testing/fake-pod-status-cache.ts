@@ -1,6 +1,6 @@
 import type { CachedPodStatus, Clock, PodStatusCache, RuntimePodStatus } from '@kubelet-kit/core';
 
-/** Options of {@link FakePodStatusCache}. */
+/** Options of {@link FakePodStatusCache}. @public */
 export interface FakePodStatusCacheOptions {
   readonly clock: Clock;
   /**
@@ -11,7 +11,7 @@ export interface FakePodStatusCacheOptions {
   readonly autoRefresh?: boolean;
 }
 
-/** One `getNewerThan` call. */
+/** One `getNewerThan` call. @public */
 export interface GetNewerThanRequest {
   readonly uid: string;
   readonly minTime: number;
@@ -23,7 +23,7 @@ interface Waiter {
   readonly resolve: (value: CachedPodStatus) => void;
 }
 
-/** A runtime pod status cache driven by the test (upstream `kubecontainer` fake cache). */
+/** A runtime pod status cache driven by the test (upstream `kubecontainer` fake cache). @public */
 export class FakePodStatusCache implements PodStatusCache {
   readonly #clock: Clock;
   readonly #entries = new Map<string, CachedPodStatus>();

@@ -2,7 +2,7 @@ import type { Pod, PodStatusCache, RuntimePodStatus } from '@kubelet-kit/core';
 import { emptyPodStatus } from '../pod-workers.js';
 import type { PodSyncer, PodWorkerSync, PodWorkers, UpdatePodOptions } from '../types.js';
 
-/** Options of {@link FakePodWorkers}. */
+/** Options of {@link FakePodWorkers}. @public */
 export interface FakePodWorkersOptions {
   /** Called for every non-kill update, as the real workers would call it. */
   readonly syncPod?: PodSyncer['syncPod'];
@@ -14,6 +14,7 @@ export interface FakePodWorkersOptions {
  * A stand-in for {@link PodWorkers} in the kubelet's tests (upstream `fakePodWorkers`): a kill
  * is only recorded, any other update calls `syncPod` at once with the cached status, and each
  * query answers from a set the test fills.
+ * @public
  */
 export class FakePodWorkers implements PodWorkers {
   readonly #syncPod: PodSyncer['syncPod'] | undefined;

@@ -18,7 +18,19 @@ export type {
   SyncPodResult,
   UpdatePodOptions,
 } from '../types.js';
-export * from './fake-pod-status-cache.js';
-export * from './fake-pod-workers.js';
-export * from './recording-pod-syncer.js';
-export * from './test-pods.js';
+export {
+  FakePodStatusCache,
+  type FakePodStatusCacheOptions,
+  type GetNewerThanRequest,
+} from './fake-pod-status-cache.js';
+export { FakePodWorkers, type FakePodWorkersOptions } from './fake-pod-workers.js';
+export {
+  type Drainable,
+  drainWorkers,
+  RecordingPodSyncer,
+  type RecordingPodSyncerOptions,
+  type SyncCall,
+  type SyncCallKind,
+  type SyncHook,
+} from './recording-pod-syncer.js';
+export { newNamedPod, newRunningPod } from './test-pods.js';

@@ -1,14 +1,14 @@
 import type { FakeClock, Pod, RuntimePod, RuntimePodStatus, SyncPodType } from '@kubelet-kit/core';
 import type { PodStatusFunc, PodSyncContext, PodSyncer, SyncPodResult } from '../types.js';
 
-/** Which syncer method a {@link SyncCall} was. */
+/** Which syncer method a {@link SyncCall} was. @public */
 export type SyncCallKind =
   | 'syncPod'
   | 'syncTerminatingPod'
   | 'syncTerminatingRuntimePod'
   | 'syncTerminatedPod';
 
-/** One recorded call of a {@link RecordingPodSyncer}. */
+/** One recorded call of a {@link RecordingPodSyncer}. @public */
 export interface SyncCall {
   readonly kind: SyncCallKind;
   /** The pod's UID (the running pod's ID for syncTerminatingRuntimePod). */
@@ -23,16 +23,16 @@ export interface SyncCall {
   readonly signal: AbortSignal;
 }
 
-/** What a test's hook makes of a call: resolve, reject, or wait on the signal. */
+/** What a test's hook makes of a call: resolve, reject, or wait on the signal. @public */
 export type SyncHook = (call: SyncCall) => Promise<SyncPodResult | undefined> | SyncPodResult | undefined;
 
-/** Options of {@link RecordingPodSyncer}. */
+/** Options of {@link RecordingPodSyncer}. @public */
 export interface RecordingPodSyncerOptions {
   /** Decides each call's outcome; by default every call succeeds at once and no pod is terminal. */
   readonly hook?: SyncHook;
 }
 
-/** A `PodSyncer` that records every call (upstream's test `podSyncer` fakes). */
+/** A `PodSyncer` that records every call (upstream's test `podSyncer` fakes). @public */
 export class RecordingPodSyncer implements PodSyncer {
   readonly calls: SyncCall[] = [];
   hook: SyncHook | undefined;
@@ -113,7 +113,7 @@ export class RecordingPodSyncer implements PodSyncer {
   }
 }
 
-/** Something with work in flight that can say whether it is busy. */
+/** Something with work in flight that can say whether it is busy. @public */
 export interface Drainable {
   isWorking(): boolean;
 }
@@ -122,6 +122,7 @@ export interface Drainable {
  * Lets the workers run on the fake clock until none has work pending (upstream's
  * `drainAllWorkers`). Time does not move; a worker blocked on a timer stays busy. Workers start
  * one per turn of the event loop, so a burst of N new pods needs about N rounds.
+ * @public
  */
 export async function drainWorkers(workers: Drainable, clock: FakeClock, maxRounds = 10_000): Promise<void> {
   for (let i = 0; i < maxRounds; i++) {
