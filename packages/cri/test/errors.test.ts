@@ -1,13 +1,8 @@
 import { Server, ServerCredentials } from '@grpc/grpc-js';
-import {
-  CriError,
-  type CriErrorCode,
-  grpcStatusOf,
-  ImageServiceClient,
-  RuntimeServiceClient,
-} from '@kubelet-kit/cri';
+import { CriError, type CriErrorCode, ImageServiceClient, RuntimeServiceClient } from '@kubelet-kit/cri';
 import { InMemoryCriServer } from '@kubelet-kit/cri/testing';
 import { describe, expect, test } from 'vitest';
+import { grpcStatusOf } from '../src/errors.js';
 import { harness } from './helpers.js';
 
 // gRPC status numbers from the gRPC spec, written out so a wrong mapping cannot pass.
