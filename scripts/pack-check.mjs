@@ -1,5 +1,6 @@
 // Checks every package as it is published: packs them all (`npm pack --workspaces`, one run,
 // into a temp folder, offline) and, for each tarball,
+//   - package.json: `types`, `import` and `default` in every `exports` entry, repository links;
 //   - contents: every target of its `exports` and `bin`, README, LICENSE, package.json; no
 //     tests, sources or .tsbuildinfo;
 //   - source maps: each carries its sources (`sourcesContent`), since `src/` is not shipped;
@@ -67,6 +68,17 @@ try {
     );
     if (missing.length) problems.push(`missing ${missing.join(', ')}`);
     if (stray.length) problems.push(`should not ship ${stray.join(', ')}`);
+
+    // What every package.json carries: a require(esm)-able entry (see the root README) and the
+    // links npm shows.
+    for (const [sub, entry] of Object.entries(pkg.exports ?? {})) {
+      if (typeof entry !== 'object' || !entry.types || !entry.import || entry.default !== entry.import) {
+        problems.push(`exports["${sub}"] wants types, import and default (= import)`);
+      }
+    }
+    if (pkg.repository?.directory !== `packages/${d}`)
+      problems.push(`repository.directory is not packages/${d}`);
+    if (!pkg.homepage || !pkg.bugs) problems.push('no homepage or bugs');
 
     // Source maps, read from the tarball itself.
     const attwPkg = createPackageFromTarballData(new Uint8Array(tarball));
