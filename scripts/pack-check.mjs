@@ -4,6 +4,7 @@
 //   - contents: every target of its `exports` and `bin`, README, LICENSE, package.json; no
 //     tests, sources or .tsbuildinfo;
 //   - source maps: each carries its sources (`sourcesContent`), since `src/` is not shipped;
+//   - @types/ws exactly when the declarations reach @kubernetes/client-node;
 //   - publint (strict: warnings fail too);
 //   - Are The Types Wrong (what `attw --pack --profile esm-only` checks), in-process so the
 //     whole check stays a few seconds.
@@ -92,6 +93,21 @@ try {
         problems.push(`${file.slice(prefix.length)} has no sourcesContent`);
       }
     }
+
+    // client-node's .d.ts import `ws`, which has no types of its own: a package whose
+    // declarations reach client-node ships @types/ws, or strict consumers fail with TS7016.
+    const reachesClientNode = attwPkg
+      .listFiles()
+      .some(
+        (f) =>
+          f.endsWith('.d.ts') &&
+          /(?:from\s*|import\()['"]@kubernetes\/client-node['"/]/.test(attwPkg.readFile(f)),
+      );
+    const hasTypesWs = Boolean(pkg.dependencies?.['@types/ws']);
+    if (reachesClientNode && !hasTypesWs)
+      problems.push('types import @kubernetes/client-node: add @types/ws');
+    if (!reachesClientNode && hasTypesWs)
+      problems.push('@types/ws is a dependency but no type reaches client-node');
 
     // publint.
     const bytes = tarball.buffer.slice(tarball.byteOffset, tarball.byteOffset + tarball.byteLength);
