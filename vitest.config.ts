@@ -32,6 +32,15 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        test: {
+          // The packed packages in fresh projects (test/consumer/consumer.test.ts); needs a build.
+          name: 'consumer',
+          include: ['test/consumer/**/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 300_000,
+        },
+      },
     ],
   },
 });

@@ -10,6 +10,7 @@ const local = process.argv.includes('--local');
 // Optional package names narrow the run: `node scripts/api.mjs --local cri`.
 const only = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 let failed = 0;
+let preambleShown = false;
 for (const name of fs.readdirSync(path.join(root, 'packages')).sort()) {
   if (only.length > 0 && !only.includes(name)) continue;
   const dir = path.join(root, 'packages', name);
@@ -20,8 +21,13 @@ for (const name of fs.readdirSync(path.join(root, 'packages')).sort()) {
       localBuild: local,
       showVerboseMessages: false,
       messageCallback: (m) => {
-        // Only say which TypeScript API Extractor bundles once, not per package.
+        // Only say which TypeScript API Extractor bundles once, not per package (the notice is
+        // "console-preamble" since API Extractor 7.5x).
         if (m.messageId === 'console-compiler-version-notice') m.handled = true;
+        if (m.messageId === 'console-preamble') {
+          if (preambleShown) m.handled = true;
+          preambleShown = true;
+        }
       },
     });
     if (!result.succeeded) {
