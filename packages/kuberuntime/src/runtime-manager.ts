@@ -55,8 +55,7 @@ import {
   RuntimeServiceClient,
 } from '@kubelet-kit/cri';
 import PQueue from 'p-queue';
-import { ContainerConfigError, generateContainerConfig } from './container-config.js';
-import { EnvError } from './env.js';
+import { generateContainerConfig } from './container-config.js';
 import { errorMessage, KubeRuntimeError } from './errors.js';
 import { containerGC, type PodStateProvider } from './gc.js';
 import {
@@ -1094,9 +1093,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     } catch (err) {
       const message = errorMessage(err);
       this.#recorder.event(ref, 'Warning', 'Failed', `Error: ${message}`);
-      if (err instanceof ContainerConfigError || err instanceof EnvError) {
-        throw new KubeRuntimeError('CreateContainerConfigError', message, { cause: err });
-      }
+      // Whatever failed (a config error, an env reference, a mount), the reason is the same.
       throw new KubeRuntimeError('CreateContainerConfigError', message, { cause: err });
     }
     // Step 4: create.
