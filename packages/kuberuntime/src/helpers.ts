@@ -64,11 +64,6 @@ export function findContainerStatusByName(
   return podStatus.containerStatuses.find((s) => s.name === name);
 }
 
-/** An init container with `restartPolicy: Always` is a sidecar that keeps running. */
-export function isRestartableInitContainer(container: Container): boolean {
-  return container.restartPolicy === 'Always';
-}
-
 /** `policy != Never`. */
 export function shouldRestartOnFailure(pod: Pod): boolean {
   return (pod.spec?.restartPolicy ?? 'Always') !== 'Never';
@@ -122,6 +117,3 @@ export function formatGoDuration(ms: number): string {
   if (m > 0) return `${m}m${sec}`;
   return sec;
 }
-
-// The sandbox rule is shared with the status manager's PodReadyToStartContainers condition.
-export { podSandboxChanged, type SandboxChange } from '@kubelet-kit/core';

@@ -2,8 +2,10 @@ import {
   type Container,
   type ContainerID,
   formatContainerID,
+  isRestartableInitContainer,
   type Pod,
   type ProbeResultsReader,
+  podSandboxChanged,
   type RuntimeContainerStatus,
   type RuntimePodStatus,
 } from '@kubelet-kit/core';
@@ -12,8 +14,6 @@ import {
   findContainerStatusByName,
   hashContainer,
   isInitContainerFailed,
-  isRestartableInitContainer,
-  podSandboxChanged,
   shouldContainerBeRestarted,
   shouldRestartOnFailure,
 } from './helpers.js';

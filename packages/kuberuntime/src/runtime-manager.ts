@@ -14,6 +14,7 @@ import {
   type EventRecorder,
   type ExecResult,
   formatContainerID,
+  isRestartableInitContainer,
   type Logger,
   noopEventRecorder,
   noopLogger,
@@ -21,6 +22,7 @@ import {
   type Pod,
   type PodSyncResult,
   type ProbeResultsReader,
+  podEventReference,
   RealClock,
   type RunInContainerOptions,
   type Runtime,
@@ -57,13 +59,8 @@ import {
 import PQueue from 'p-queue';
 import { generateContainerConfig } from './container-config.js';
 import { errorMessage, KubeRuntimeError } from './errors.js';
-import { containerGC, type PodStateProvider } from './gc.js';
-import {
-  findContainerStatusByName,
-  formatGoDuration,
-  getStableKey,
-  isRestartableInitContainer,
-} from './helpers.js';
+import { containerGC, type GCPodStateProvider } from './gc.js';
+import { findContainerStatusByName, formatGoDuration, getStableKey } from './helpers.js';
 import { ImageManager, type ImageService } from './images.js';
 import {
   type ContainerType,
@@ -166,7 +163,7 @@ export interface KubeGenericRuntimeManagerOptions {
   /** ConfigMaps and Secrets for env; without it references to them fail (unless optional). */
   readonly objectGetter?: ObjectGetter;
   /** Which pods' leftovers garbage collection may remove. */
-  readonly podStateProvider?: PodStateProvider;
+  readonly podStateProvider?: GCPodStateProvider;
   /** The kubelet root (`/var/lib/kubelet`): termination message files go under `pods/<uid>/containers`. */
   readonly rootDirectory?: string;
   /** Default `/var/log/pods`. */
@@ -680,17 +677,8 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     });
   }
 
-  #podRef(pod: Pod): EventObjectRef {
-    return {
-      kind: 'Pod',
-      namespace: pod.metadata?.namespace ?? '',
-      name: pod.metadata?.name ?? '',
-      uid: pod.metadata?.uid ?? '',
-    };
-  }
-
   #containerRef(pod: Pod, spec: StartSpec): EventObjectRef {
-    return { ...this.#podRef(pod), fieldPath: fieldPath(spec.type, spec.container.name) };
+    return podEventReference(pod, fieldPath(spec.type, spec.container.name));
   }
 
   #cgroupParent(pod: Pod): string {
@@ -747,7 +735,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     );
     if (actions.createSandbox && actions.sandboxId) {
       this.#recorder.event(
-        this.#podRef(pod),
+        podEventReference(pod),
         'Normal',
         'SandboxChanged',
         'Pod sandbox changed, it will be killed and re-created.',
@@ -822,7 +810,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
         results.push({ action: 'CreatePodSandbox', target, error: 'CreatePodSandboxError', message });
         const cause = err instanceof SandboxCreationError ? err.cause : err;
         this.#recorder.event(
-          this.#podRef(pod),
+          podEventReference(pod),
           'Warning',
           'FailedCreatePodSandBox',
           `Failed to create pod sandbox: ${goErrorString(cause)}`,
@@ -837,7 +825,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
         if (!pod.spec?.hostNetwork) podIPs = [...status.ips];
       } catch (err) {
         this.#recorder.event(
-          this.#podRef(pod),
+          podEventReference(pod),
           'Warning',
           'FailedStatusPodSandBox',
           `Unable to get pod sandbox status: ${goErrorString(err)}`,
@@ -1235,7 +1223,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       ({ pod, container } = await this.#restoreSpecsFromContainerLabels(o.containerId, o.signal));
     }
     let grace = setTerminationGracePeriod(pod, container, o.reason ?? '');
-    const ref = { ...this.#podRef(pod), fieldPath: fieldPath(type, container.name) };
+    const ref = podEventReference(pod, fieldPath(type, container.name));
     this.#recorder.event(ref, 'Normal', 'Killing', o.message || `Stopping container ${container.name}`);
     if (o.gracePeriodOverride !== undefined) grace = o.gracePeriodOverride;
 
