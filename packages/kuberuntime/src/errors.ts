@@ -1,3 +1,5 @@
+import { CriError } from '@kubelet-kit/cri';
+
 // Errors with upstream's reason strings as `code`, so callers can switch on them.
 
 /** Reason codes of kuberuntime errors (upstream's strings). */
@@ -32,4 +34,13 @@ export class KubeRuntimeError extends Error {
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return (err as { details?: string }).details ?? err.message;
   return String(err);
+}
+
+/** An error as Go's `%v` prints it: a CRI error as `rpc error: code = … desc = …`. */
+export function goErrorString(err: unknown): string {
+  if (CriError.is(err)) {
+    const code = err.code === 'Cancelled' ? 'Canceled' : err.code;
+    return `rpc error: code = ${code} desc = ${err.details}`;
+  }
+  return errorMessage(err);
 }

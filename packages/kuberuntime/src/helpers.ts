@@ -117,3 +117,13 @@ export function formatGoDuration(ms: number): string {
   if (m > 0) return `${m}m${sec}`;
   return sec;
 }
+
+/** Nanoseconds (CRI timestamps) as whole milliseconds. */
+export function nsToMs(ns: number): number {
+  return Math.floor(ns / 1e6);
+}
+
+/** The pod as upstream's `format.Pod` prints it: `name_namespace(uid)`. */
+export function podDesc(pod: Pod): string {
+  return `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}(${pod.metadata?.uid ?? ''})`;
+}

@@ -5,6 +5,13 @@
  */
 
 export * from './apparmor.js';
+export {
+  getContainerSpec,
+  type KillContainerOptions,
+  minimumGracePeriodInSeconds,
+  type StartSpec,
+  setTerminationGracePeriod,
+} from './container.js';
 export * from './container-config.js';
 export * from './env.js';
 export * from './errors.js';
