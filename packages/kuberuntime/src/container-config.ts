@@ -23,6 +23,7 @@ import {
 } from '@kubelet-kit/cri';
 import { runtimeAppArmorProfile } from './apparmor.js';
 import { type EnvContext, makeEnvironmentVariables } from './env.js';
+import { ContainerConfigError } from './errors.js';
 import { type HostsMountOptions, makeHostsMount } from './etc-hosts.js';
 import { expand, mappingFuncFor } from './expansion.js';
 import { type ContainerType, newContainerAnnotations, newContainerLabels } from './labels.js';
@@ -36,15 +37,6 @@ import {
 
 // The CRI container config (upstream `generateContainerConfig` in `kuberuntime_container.go`,
 // `kuberuntime_container_linux.go`, `security_context.go`).
-
-/** Thrown when a container config cannot be built; upstream's CreateContainerConfigError. */
-export class ContainerConfigError extends Error {
-  readonly code = 'CreateContainerConfigError';
-  constructor(message: string) {
-    super(message);
-    this.name = 'ContainerConfigError';
-  }
-}
 
 const defaultMaskedPaths = [
   '/proc/asound',

@@ -30,6 +30,15 @@ export class KubeRuntimeError extends Error {
   }
 }
 
+/** Thrown when a container config cannot be built; upstream's CreateContainerConfigError. */
+export class ContainerConfigError extends Error {
+  readonly code = 'CreateContainerConfigError';
+  constructor(message: string) {
+    super(message);
+    this.name = 'ContainerConfigError';
+  }
+}
+
 /** The message of an unknown thrown value. */
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return (err as { details?: string }).details ?? err.message;

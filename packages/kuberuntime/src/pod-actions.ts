@@ -118,6 +118,11 @@ function computeInitContainerActions(
       if (isPreviouslyInitialized && restartable) actions.initContainersToStart.push(i);
       continue;
     }
+    // Killed (with the message and reason), then started again.
+    const restart = (message: string, reason: ContainerKillReason) => {
+      kill(actions, status, container, message, reason);
+      actions.initContainersToStart.push(i);
+    };
     if (isPreviouslyInitialized && !restartable) continue;
 
     switch (status.state) {
@@ -131,16 +136,8 @@ function computeInitContainerActions(
           const startup = probe(probes.startup, status);
           if (startup === undefined) break;
           if (startup !== 'Success') {
-            if (startup === 'Failure') {
-              kill(
-                actions,
-                status,
-                container,
-                `Init container ${container.name} failed startup probe`,
-                'StartupProbe',
-              );
-              actions.initContainersToStart.push(i);
-            }
+            if (startup === 'Failure')
+              restart(`Init container ${container.name} failed startup probe`, 'StartupProbe');
             break;
           }
         }
@@ -148,23 +145,14 @@ function computeInitContainerActions(
         else if (!isPreviouslyInitialized) actions.initContainersToStart.push(i + 1);
 
         if (hashContainer(container) !== status.hash) {
-          kill(actions, status, container, `Init container ${container.name} definition changed`, '');
-          actions.initContainersToStart.push(i);
+          restart(`Init container ${container.name} definition changed`, '');
           break;
         }
         // Liveness does not gate the next init container; it only restarts this one.
         if (container.livenessProbe) {
           const liveness = probe(probes.liveness, status);
-          if (liveness === 'Failure') {
-            kill(
-              actions,
-              status,
-              container,
-              `Init container ${container.name} failed liveness probe`,
-              'LivenessProbe',
-            );
-            actions.initContainersToStart.push(i);
-          }
+          if (liveness === 'Failure')
+            restart(`Init container ${container.name} failed liveness probe`, 'LivenessProbe');
         }
         break;
       }
@@ -192,8 +180,7 @@ function computeInitContainerActions(
           actions.initContainersToStart = [];
           return false;
         }
-        kill(actions, status, container, message, 'Unknown');
-        actions.initContainersToStart.push(i);
+        restart(message, 'Unknown');
       }
     }
     isPreviouslyInitialized = true;
