@@ -88,7 +88,7 @@ function seccompOf(profile: SeccompProfile | undefined, profileRoot: string) {
   }
 }
 
-/** The image's user, as ImageStatus reports it. */
+/** The image's user, as ImageStatus reports it. @internal */
 export interface ImageUser {
   readonly uid?: number;
   readonly username: string;
@@ -302,7 +302,7 @@ function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** Everything {@link generateContainerConfig} needs besides the pod and container. */
+/** Everything {@link generateContainerConfig} needs besides the pod and container. @internal */
 export interface ContainerConfigContext {
   readonly containerType: ContainerType;
   readonly restartCount: number;
@@ -335,13 +335,13 @@ function appArmorOf(pod: Pod, container: Container) {
   }
 }
 
-/** The config and the host file that receives the termination message. */
+/** The config and the host file that receives the termination message. @internal */
 export interface GeneratedContainerConfig {
   readonly config: PartialMessage<ContainerConfig>;
   readonly terminationMessageFile?: string;
 }
 
-/** Builds the CRI container config; creates the log directory and the termination message file. */
+/** Builds the CRI container config; creates the log directory and the termination message file. @internal */
 export async function generateContainerConfig(
   pod: Pod,
   container: Container,

@@ -277,7 +277,7 @@ export async function startContainer(ctx: ContainerContext, a: StartContainerArg
   return containerId;
 }
 
-/** What `killContainer` stops, and why. */
+/** What `killContainer` stops, and why. @public */
 export interface KillContainerOptions {
   /** The pod; without it the pod and container fields come from the container's labels. */
   readonly pod?: Pod;
@@ -287,16 +287,19 @@ export interface KillContainerOptions {
   readonly message?: string;
   readonly reason?: ContainerKillReason;
   readonly gracePeriodOverride?: number;
-  /** The pod's termination order, when it has sidecars. */
-  readonly ordering?: TerminationOrdering;
   readonly signal?: AbortSignal;
+}
+
+/** A kill as part of a pod's: with the pod's termination order, when it has sidecars. */
+export interface KillInPodOptions extends KillContainerOptions {
+  readonly ordering?: TerminationOrdering;
 }
 
 /**
  * Stops one container: runs its preStop hook within the grace period, then StopContainer with
  * what is left (at least 2 s). Upstream `killContainer`.
  */
-export async function killContainer(ctx: ContainerContext, o: KillContainerOptions): Promise<void> {
+export async function killContainer(ctx: ContainerContext, o: KillInPodOptions): Promise<void> {
   let pod = o.pod;
   let container: Container;
   let type: ContainerType = 'container';

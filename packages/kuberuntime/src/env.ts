@@ -14,7 +14,7 @@ import { expand, mappingFuncFor } from './expansion.js';
 // Container environment (upstream `kubelet_pods.go` makeEnvironmentVariables): envFrom, then
 // env in order, each value expanded against the variables defined before it.
 
-/** What the environment of a container may refer to besides the pod itself. */
+/** What the environment of a container may refer to besides the pod itself. @internal */
 export interface EnvContext {
   readonly nodeName: string;
   readonly podIP: string;

@@ -2,7 +2,7 @@ import { CriError } from '@kubelet-kit/cri';
 
 // Errors with upstream's reason strings as `code`, so callers can switch on them.
 
-/** Reason codes of kuberuntime errors (upstream's strings). */
+/** Reason codes of kuberuntime errors (upstream's strings). @public */
 export type KubeRuntimeErrorCode =
   | 'ErrImagePull'
   | 'ImagePullBackOff'
@@ -20,7 +20,7 @@ export type KubeRuntimeErrorCode =
   | 'CreatePodSandboxError'
   | 'ConfigPodSandboxError';
 
-/** A failed step of a sync: `code` is upstream's reason, `message` the detail shown to users. */
+/** A failed step of a sync: `code` is upstream's reason, `message` the detail shown to users. @public */
 export class KubeRuntimeError extends Error {
   readonly code: KubeRuntimeErrorCode;
   constructor(code: KubeRuntimeErrorCode, message: string, options?: { cause?: unknown }) {

@@ -12,7 +12,7 @@ import { getContainerInfoFromLabels } from './labels.js';
 
 // Container garbage collection (upstream `kuberuntime_gc.go`).
 
-/** What garbage collection asks of the pod workers (upstream kuberuntime's `podStateProvider`). */
+/** What garbage collection asks of the pod workers (upstream kuberuntime's `podStateProvider`). @public */
 export type GCPodStateProvider = Pick<
   CorePodStateProvider,
   'shouldPodContentBeRemoved' | 'shouldPodRuntimeBeRemoved'

@@ -21,10 +21,10 @@ import {
 // computePodActions of upstream `kuberuntime_manager.go` with computeInitContainerActions of
 // `kuberuntime_container.go` (the SidecarContainers-enabled path, the v1.34 default).
 
-/** Why a container is killed (upstream `containerKillReason`); empty for a spec change. */
+/** Why a container is killed (upstream `containerKillReason`); empty for a spec change. @public */
 export type ContainerKillReason = '' | 'StartupProbe' | 'LivenessProbe' | 'FailedPostStartHook' | 'Unknown';
 
-/** One container to kill and why (upstream `containerToKillInfo`). */
+/** One container to kill and why (upstream `containerToKillInfo`). @public */
 export interface ContainerToKillInfo {
   readonly containerId: ContainerID;
   readonly container: Container;
@@ -33,7 +33,7 @@ export interface ContainerToKillInfo {
   readonly reason: ContainerKillReason;
 }
 
-/** What one sync must do to bring the runtime's pod to the spec (upstream `podActions`). */
+/** What one sync must do to bring the runtime's pod to the spec (upstream `podActions`). @public */
 export interface PodActions {
   /** Stop every container and sandbox of the pod first. */
   killPod: boolean;
@@ -52,7 +52,7 @@ export interface PodActions {
   containersToKill: Map<string, ContainerToKillInfo>;
 }
 
-/** The probe results computePodActions consults (container IDs as `type://id`). */
+/** The probe results computePodActions consults (container IDs as `type://id`). @public */
 export interface PodActionsProbes {
   readonly liveness?: ProbeResultsReader;
   readonly startup?: ProbeResultsReader;
@@ -194,6 +194,7 @@ function computeInitContainerActions(
 /**
  * What a sync must do to bring the runtime's view of a pod to its spec (upstream
  * `computePodActions`). Pure: the runtime status and the probe results are its only inputs.
+ * @public
  */
 export function computePodActions(
   pod: Pod,

@@ -90,13 +90,16 @@ import {
 // The generic runtime manager (upstream `kuberuntime_manager.go`): SyncPod, KillPod,
 // GetPodStatus, GetPods over the container and sandbox functions of container.ts and sandbox.ts.
 
-/** What the runtime implements, from its last Status (CRI `RuntimeFeatures`). */
+/** What the runtime implements, from its last Status (CRI `RuntimeFeatures`). @public */
 export interface RuntimeFeatures {
   readonly supplementalGroupsPolicy: boolean;
   readonly userNamespacesHostNetwork: boolean;
 }
 
-/** The RuntimeService calls kuberuntime makes (a `RuntimeServiceClient` of `@kubelet-kit/cri` fits). */
+/**
+ * The RuntimeService calls kuberuntime makes (a `RuntimeServiceClient` of `@kubelet-kit/cri` fits).
+ * @public
+ */
 export type RuntimeService = Pick<
   RuntimeServiceClient,
   | 'version'
@@ -115,12 +118,19 @@ export type RuntimeService = Pick<
   | 'execSync'
 >;
 
-/** The kubelet's crash-loop backoff: 10 s doubling to 300 s, reset after 10 minutes of running. */
+// The kubelet's crash-loop backoff: 10 s doubling to 300 s, reset after 10 minutes of running.
+/** The first crash-loop backoff, ms. @public */
 export const crashLoopBackOffInitialMs = 10_000;
+/** The longest crash-loop backoff, ms. @public */
 export const crashLoopBackOffMaxMs = 300_000;
+/** A container that ran this long (ms) starts its crash-loop backoff over. @public */
 export const crashLoopBackOffResetMs = 600_000;
 
-/** A crash-loop backoff with the kubelet's settings (initial and max can be changed, as the kubelet's config). */
+/**
+ * A crash-loop backoff with the kubelet's settings (initial and max can be changed, as the
+ * kubelet's config).
+ * @public
+ */
 export function newCrashLoopBackOff(
   options: { clock?: Clock; initialMs?: number; maxMs?: number } = {},
 ): Backoff {
@@ -133,7 +143,7 @@ export function newCrashLoopBackOff(
   });
 }
 
-/** Options of {@link KubeGenericRuntimeManager}. */
+/** Options of {@link KubeGenericRuntimeManager}. @public */
 export interface KubeGenericRuntimeManagerOptions {
   /** The CRI RuntimeService; or give `endpoint`. */
   readonly runtimeService?: RuntimeService;
@@ -203,7 +213,7 @@ export interface KubeGenericRuntimeManagerOptions {
 }
 
 /** A container of a pod spec with the list it belongs to. */
-/** Only running containers, and every sandbox (upstream `ConvertPodStatusToRunningPod`). */
+/** Only running containers, and every sandbox (upstream `ConvertPodStatusToRunningPod`). @public */
 export function convertPodStatusToRunningPod(status: RuntimePodStatus): RuntimePod {
   return runtimePodFromStatus(status, (c) => c.state === 'running');
 }
@@ -211,6 +221,7 @@ export function convertPodStatusToRunningPod(status: RuntimePodStatus): RuntimeP
 /**
  * The kubelet's generic runtime manager over CRI (upstream `kubeGenericRuntimeManager`):
  * computes what a pod needs and drives sandboxes, containers, images and hooks to get there.
+ * @public
  */
 export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
   readonly #rs: RuntimeService;

@@ -21,16 +21,12 @@ import {
   pruneInitContainersBeforeStart,
   purgeInitContainers,
   removeSupersededNeverStarted,
+  setTerminationGracePeriod,
   toContainerState,
   toContainerStatus,
 } from '../src/container.js';
-import {
-  type ContainerKillReason,
-  convertPodStatusToRunningPod,
-  newContainerAnnotations,
-  newContainerLabels,
-  setTerminationGracePeriod,
-} from '../src/index.js';
+import { type ContainerKillReason, convertPodStatusToRunningPod } from '../src/index.js';
+import { newContainerAnnotations, newContainerLabels } from '../src/labels.js';
 import { type Harness, harness, makePod, overriding } from './harness.js';
 
 let h: Harness;
