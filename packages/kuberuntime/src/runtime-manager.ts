@@ -230,11 +230,8 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
   readonly #recorder: EventRecorder;
   readonly #opts: KubeGenericRuntimeManagerOptions;
   readonly #images: ImageManager;
-  readonly #hooks: HandlerRunner;
   readonly #podLogsRoot: string;
   readonly #rootDir: string;
-  /** Read once: the machine's memory does not change under a running agent (upstream: MachineInfo). */
-  readonly #memoryCapacity: number;
   #runtimeName: string;
   readonly #owned: { close(): void }[] = [];
   /** Holds back creation calls beyond `maxConcurrentCreationCalls`; absent when unbounded. */
@@ -279,7 +276,6 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     this.#runtimeName = options.runtimeName ?? '';
     this.#podLogsRoot = options.podLogsRootDirectory ?? defaultPodLogsRootDirectory;
     this.#rootDir = options.rootDirectory ?? '/var/lib/kubelet';
-    this.#memoryCapacity = options.memoryCapacity ?? os.totalmem();
     this.#userns = new UserNamespaceManager({
       ...(options.userNamespaces ?? {}),
       podsDirectory: path.join(this.#rootDir, 'pods'),
@@ -295,7 +291,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       ...(options.imageBackOff ? { backOff: options.imageBackOff } : {}),
       ...(options.presentImageTtlMs !== undefined ? { presentImageTtlMs: options.presentImageTtlMs } : {}),
     });
-    this.#hooks = new HandlerRunner({
+    const hooks = new HandlerRunner({
       commandRunner: this,
       clock: this.#clock,
       ...(options.httpHookTimeoutMs !== undefined ? { httpTimeoutMs: options.httpHookTimeoutMs } : {}),
@@ -308,11 +304,12 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       logger: this.#logger,
       recorder: this.#recorder,
       images: this.#images,
-      hooks: this.#hooks,
+      hooks,
       runtimeName: () => this.#runtimeName,
       podLogsRootDirectory: this.#podLogsRoot,
       rootDirectory: this.#rootDir,
-      memoryCapacity: this.#memoryCapacity,
+      // Read once: the machine's memory does not change under a running agent (upstream: MachineInfo).
+      memoryCapacity: options.memoryCapacity ?? os.totalmem(),
       options,
       creationCall,
       forgetContainerStatus: (id) => this.#statusCache.forgetContainer(id),
