@@ -63,6 +63,7 @@ export function isAppArmorRequired(pod: Pod): boolean {
  * Upstream `apparmor.Validator.Validate`: a pod that needs AppArmor needs it on the host
  * (`hostError` says why not, when it is not), and a Localhost profile needs a name. Returns
  * the error message, or undefined when the pod can run.
+ * @internal
  */
 export function validateAppArmor(pod: Pod, hostError: string | undefined): string | undefined {
   if (!isAppArmorRequired(pod)) return undefined;

@@ -23,6 +23,7 @@ import {
 } from '@kubelet-kit/cri';
 import { runtimeAppArmorProfile } from './apparmor.js';
 import { type EnvContext, makeEnvironmentVariables } from './env.js';
+import { ContainerConfigError } from './errors.js';
 import { type HostsMountOptions, makeHostsMount } from './etc-hosts.js';
 import { expand, mappingFuncFor } from './expansion.js';
 import { type ContainerType, newContainerAnnotations, newContainerLabels } from './labels.js';
@@ -36,15 +37,6 @@ import {
 
 // The CRI container config (upstream `generateContainerConfig` in `kuberuntime_container.go`,
 // `kuberuntime_container_linux.go`, `security_context.go`).
-
-/** Thrown when a container config cannot be built; upstream's CreateContainerConfigError. */
-export class ContainerConfigError extends Error {
-  readonly code = 'CreateContainerConfigError';
-  constructor(message: string) {
-    super(message);
-    this.name = 'ContainerConfigError';
-  }
-}
 
 const defaultMaskedPaths = [
   '/proc/asound',
@@ -96,7 +88,7 @@ function seccompOf(profile: SeccompProfile | undefined, profileRoot: string) {
   }
 }
 
-/** The image's user, as ImageStatus reports it. */
+/** The image's user, as ImageStatus reports it. @internal */
 export interface ImageUser {
   readonly uid?: number;
   readonly username: string;
@@ -310,7 +302,7 @@ function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** Everything {@link generateContainerConfig} needs besides the pod and container. */
+/** Everything {@link generateContainerConfig} needs besides the pod and container. @internal */
 export interface ContainerConfigContext {
   readonly containerType: ContainerType;
   readonly restartCount: number;
@@ -343,13 +335,13 @@ function appArmorOf(pod: Pod, container: Container) {
   }
 }
 
-/** The config and the host file that receives the termination message. */
+/** The config and the host file that receives the termination message. @internal */
 export interface GeneratedContainerConfig {
   readonly config: PartialMessage<ContainerConfig>;
   readonly terminationMessageFile?: string;
 }
 
-/** Builds the CRI container config; creates the log directory and the termination message file. */
+/** Builds the CRI container config; creates the log directory and the termination message file. @internal */
 export async function generateContainerConfig(
   pod: Pod,
   container: Container,

@@ -8,12 +8,13 @@ import {
   type Quantity,
   quantityMilliValue,
 } from '@kubelet-kit/core';
+import { ContainerConfigError } from './errors.js';
 import { expand, mappingFuncFor } from './expansion.js';
 
 // Container environment (upstream `kubelet_pods.go` makeEnvironmentVariables): envFrom, then
 // env in order, each value expanded against the variables defined before it.
 
-/** What the environment of a container may refer to besides the pod itself. */
+/** What the environment of a container may refer to besides the pod itself. @internal */
 export interface EnvContext {
   readonly nodeName: string;
   readonly podIP: string;
@@ -26,8 +27,7 @@ export interface EnvContext {
 }
 
 /** Thrown when the environment cannot be built (a missing ConfigMap key, a bad field path). */
-export class EnvError extends Error {
-  readonly code = 'CreateContainerConfigError';
+export class EnvError extends ContainerConfigError {
   constructor(message: string) {
     super(message);
     this.name = 'EnvError';

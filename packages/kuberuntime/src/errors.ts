@@ -1,6 +1,8 @@
+import { CriError } from '@kubelet-kit/cri';
+
 // Errors with upstream's reason strings as `code`, so callers can switch on them.
 
-/** Reason codes of kuberuntime errors (upstream's strings). */
+/** Reason codes of kuberuntime errors (upstream's strings). @public */
 export type KubeRuntimeErrorCode =
   | 'ErrImagePull'
   | 'ImagePullBackOff'
@@ -18,7 +20,7 @@ export type KubeRuntimeErrorCode =
   | 'CreatePodSandboxError'
   | 'ConfigPodSandboxError';
 
-/** A failed step of a sync: `code` is upstream's reason, `message` the detail shown to users. */
+/** A failed step of a sync: `code` is upstream's reason, `message` the detail shown to users. @public */
 export class KubeRuntimeError extends Error {
   readonly code: KubeRuntimeErrorCode;
   constructor(code: KubeRuntimeErrorCode, message: string, options?: { cause?: unknown }) {
@@ -28,8 +30,26 @@ export class KubeRuntimeError extends Error {
   }
 }
 
+/** Thrown when a container config cannot be built; upstream's CreateContainerConfigError. */
+export class ContainerConfigError extends Error {
+  readonly code = 'CreateContainerConfigError';
+  constructor(message: string) {
+    super(message);
+    this.name = 'ContainerConfigError';
+  }
+}
+
 /** The message of an unknown thrown value. */
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return (err as { details?: string }).details ?? err.message;
   return String(err);
+}
+
+/** An error as Go's `%v` prints it: a CRI error as `rpc error: code = … desc = …`. */
+export function goErrorString(err: unknown): string {
+  if (CriError.is(err)) {
+    const code = err.code === 'Cancelled' ? 'Canceled' : err.code;
+    return `rpc error: code = ${code} desc = ${err.details}`;
+  }
+  return errorMessage(err);
 }

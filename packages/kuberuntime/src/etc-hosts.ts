@@ -38,7 +38,7 @@ export function managedHostsFileContent(
   return out + hostAliasLines(aliases);
 }
 
-/** Options of {@link makeHostsMount}. */
+/** Options of `makeHostsMount`. @internal */
 export interface HostsMountOptions {
   readonly podDir: string;
   readonly podIPs: readonly string[];

@@ -12,8 +12,8 @@ import { getContainerInfoFromLabels } from './labels.js';
 
 // Container garbage collection (upstream `kuberuntime_gc.go`).
 
-/** What garbage collection asks of the pod workers. */
-export type PodStateProvider = Pick<
+/** What garbage collection asks of the pod workers (upstream kuberuntime's `podStateProvider`). @public */
+export type GCPodStateProvider = Pick<
   CorePodStateProvider,
   'shouldPodContentBeRemoved' | 'shouldPodRuntimeBeRemoved'
 >;
@@ -27,7 +27,7 @@ export interface ContainerGCOptions extends RuntimeGarbageCollectOptions {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly podLogsRootDirectory: string;
-  readonly podStateProvider: PodStateProvider;
+  readonly podStateProvider: GCPodStateProvider;
   readonly removeContainer: (id: string, signal?: AbortSignal) => Promise<void>;
   /**
    * Stops a container in unknown state before it is removed (it might still run); when this

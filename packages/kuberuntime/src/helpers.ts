@@ -6,16 +6,6 @@ import type { Container, Pod, RuntimeContainerStatus, RuntimePodStatus } from '@
 const fnvOffset32 = 0x811c9dc5;
 const fnvPrime32 = 0x01000193;
 
-/** FNV-1a, 32 bit, over UTF-8 bytes. */
-export function fnv32a(data: string): number {
-  let hash = fnvOffset32;
-  for (const byte of Buffer.from(data, 'utf8')) {
-    hash ^= byte;
-    hash = Math.imul(hash, fnvPrime32) >>> 0;
-  }
-  return hash >>> 0;
-}
-
 /** Go's `json.Marshal` escapes HTML characters and the JS line separators that `JSON.stringify` leaves. */
 function goJSONString(value: string): string {
   return JSON.stringify(value).replace(
@@ -29,6 +19,7 @@ function goJSONString(value: string): string {
  * Upstream hashes (FNV-32a) the spew `%#v` rendering of the JSON bytes of the map
  * `{"image","name"}` (keys sorted by json.Marshal): `([]uint8)[123 34 …]`. Only name and image
  * count, since image is the only field of a pod's container that may change in place.
+ * @internal
  */
 export function hashContainer(container: Pick<Container, 'name' | 'image'>): string {
   const json = `{"image":${goJSONString(container.image ?? '')},"name":${goJSONString(container.name)}}`;
@@ -64,11 +55,6 @@ export function findContainerStatusByName(
   return podStatus.containerStatuses.find((s) => s.name === name);
 }
 
-/** An init container with `restartPolicy: Always` is a sidecar that keeps running. */
-export function isRestartableInitContainer(container: Container): boolean {
-  return container.restartPolicy === 'Always';
-}
-
 /** `policy != Never`. */
 export function shouldRestartOnFailure(pod: Pod): boolean {
   return (pod.spec?.restartPolicy ?? 'Always') !== 'Never';
@@ -87,7 +73,7 @@ export function isInitContainerFailed(status: RuntimeContainerStatus): boolean {
   return status.state === 'unknown';
 }
 
-/** Upstream `ShouldContainerBeRestarted`. */
+/** Upstream `ShouldContainerBeRestarted`. @internal */
 export function shouldContainerBeRestarted(
   container: Container,
   pod: Pod,
@@ -123,5 +109,12 @@ export function formatGoDuration(ms: number): string {
   return sec;
 }
 
-// The sandbox rule is shared with the status manager's PodReadyToStartContainers condition.
-export { podSandboxChanged, type SandboxChange } from '@kubelet-kit/core';
+/** Nanoseconds (CRI timestamps) as whole milliseconds. */
+export function nsToMs(ns: number): number {
+  return Math.floor(ns / 1e6);
+}
+
+/** The pod as upstream's `format.Pod` prints it: `name_namespace(uid)`. */
+export function podDesc(pod: Pod): string {
+  return `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}(${pod.metadata?.uid ?? ''})`;
+}

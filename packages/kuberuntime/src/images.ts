@@ -15,7 +15,7 @@ import { formatGoDuration } from './helpers.js';
 
 // Image pulls with policy and backoff (upstream `pkg/kubelet/images`).
 
-/** The ImageService calls kuberuntime makes. */
+/** The ImageService calls kuberuntime makes. @public */
 export type ImageService = Pick<ImageServiceClient, 'imageStatus' | 'pullImage' | 'listImages'>;
 
 /** Upstream's image pull backoff: 10 s doubling to 300 s, per pod UID and image. */

@@ -4,26 +4,65 @@
  * @packageDocumentation
  */
 
-export * from './apparmor.js';
-export * from './container-config.js';
-export * from './env.js';
-export * from './errors.js';
-export * from './etc-hosts.js';
-export * from './expansion.js';
-export * from './gc.js';
-export * from './helpers.js';
-export * from './images.js';
-export * from './labels.js';
-export * from './lifecycle.js';
-export * from './logs.js';
-export * from './pod-actions.js';
-export * from './qos.js';
-export * from './resources.js';
-export * from './runtime-class.js';
-export * from './runtime-manager.js';
-export * from './sandbox-config.js';
-export * from './termination-order.js';
-export * from './user-namespaces.js';
+// Building blocks other packages of this repo (node, bench) use: @internal.
+export { validateAppArmor } from './apparmor.js';
+// The manager, its options and what it reports.
+export type { KillContainerOptions } from './container.js';
+export {
+  type ContainerConfigContext,
+  type GeneratedContainerConfig,
+  generateContainerConfig,
+  type ImageUser,
+} from './container-config.js';
+export type { EnvContext } from './env.js';
+export { KubeRuntimeError, type KubeRuntimeErrorCode } from './errors.js';
+export type { HostsMountOptions } from './etc-hosts.js';
+export type { GCPodStateProvider } from './gc.js';
+export { hashContainer, shouldContainerBeRestarted } from './helpers.js';
+export type { ImageService } from './images.js';
+export {
+  type ContainerType,
+  containerHashLabel,
+  containerNameLabel,
+  containerPortsLabel,
+  containerPreStopHandlerLabel,
+  containerRestartCountLabel,
+  containerTerminationMessagePathLabel,
+  containerTerminationMessagePolicyLabel,
+  containerTypeLabel,
+  podDeletionGracePeriodLabel,
+  podNameLabel,
+  podNamespaceLabel,
+  podTerminationGracePeriodLabel,
+  podUIDLabel,
+} from './labels.js';
+export {
+  type ContainerKillReason,
+  type ContainerToKillInfo,
+  computePodActions,
+  type PodActions,
+  type PodActionsProbes,
+} from './pod-actions.js';
+export { getPodQOS, type PodQOSClass } from './qos.js';
+export type { LinuxResourceOptions } from './resources.js';
+export {
+  convertPodStatusToRunningPod,
+  crashLoopBackOffInitialMs,
+  crashLoopBackOffMaxMs,
+  crashLoopBackOffResetMs,
+  KubeGenericRuntimeManager,
+  type KubeGenericRuntimeManagerOptions,
+  newCrashLoopBackOff,
+  type RuntimeFeatures,
+  type RuntimeService,
+} from './runtime-manager.js';
+export {
+  type DNSOptions,
+  generatePodSandboxConfig,
+  type SandboxConfigOptions,
+  supplementalGroupsPolicyOf,
+} from './sandbox-config.js';
+export type { RuntimeHandlerInfo, UserNamespaceManagerOptions } from './user-namespaces.js';
 
 /** Package version. @public */
 export const VERSION = '0.1.0';

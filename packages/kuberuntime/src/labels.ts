@@ -4,22 +4,35 @@ import { hashContainer } from './helpers.js';
 // Labels and annotations kuberuntime puts on sandboxes and containers (upstream `labels.go`),
 // enough for a fresh manager to rebuild every pod's status from the runtime alone.
 
+/** Label of a sandbox and its containers: the pod's name. @public */
 export const podNameLabel = 'io.kubernetes.pod.name';
+/** Label: the pod's namespace. @public */
 export const podNamespaceLabel = 'io.kubernetes.pod.namespace';
+/** Label: the pod's UID (what a CRI listing of one pod filters on). @public */
 export const podUIDLabel = 'io.kubernetes.pod.uid';
+/** Label of a container: its name in the pod spec. @public */
 export const containerNameLabel = 'io.kubernetes.container.name';
 
+/** Annotation of a container: the pod's deletion grace period, seconds. @public */
 export const podDeletionGracePeriodLabel = 'io.kubernetes.pod.deletionGracePeriod';
+/** Annotation: the pod's termination grace period, seconds. @public */
 export const podTerminationGracePeriodLabel = 'io.kubernetes.pod.terminationGracePeriod';
+/** Annotation: the container's hash (`hashContainer`), as lowercase hex. @public */
 export const containerHashLabel = 'io.kubernetes.container.hash';
+/** Annotation: how many times the container was restarted before this instance. @public */
 export const containerRestartCountLabel = 'io.kubernetes.container.restartCount';
+/** Annotation: the container's terminationMessagePath. @public */
 export const containerTerminationMessagePathLabel = 'io.kubernetes.container.terminationMessagePath';
+/** Annotation: the container's terminationMessagePolicy. @public */
 export const containerTerminationMessagePolicyLabel = 'io.kubernetes.container.terminationMessagePolicy';
+/** Annotation: the container's preStop handler as JSON. @public */
 export const containerPreStopHandlerLabel = 'io.kubernetes.container.preStopHandler';
+/** Annotation: the container's ports as JSON. @public */
 export const containerPortsLabel = 'io.kubernetes.container.ports';
+/** Annotation: which list of the pod spec the container comes from (`ContainerType`). @public */
 export const containerTypeLabel = 'io.kubernetes.container.type';
 
-/** Which list of the pod spec a container comes from. */
+/** Which list of the pod spec a container comes from. @public */
 export type ContainerType = 'init' | 'container' | 'ephemeral';
 
 /** Sandbox labels: the pod's labels plus its name, namespace and UID. */

@@ -2,8 +2,10 @@ import {
   type Container,
   type ContainerID,
   formatContainerID,
+  isRestartableInitContainer,
   type Pod,
   type ProbeResultsReader,
+  podSandboxChanged,
   type RuntimeContainerStatus,
   type RuntimePodStatus,
 } from '@kubelet-kit/core';
@@ -12,8 +14,6 @@ import {
   findContainerStatusByName,
   hashContainer,
   isInitContainerFailed,
-  isRestartableInitContainer,
-  podSandboxChanged,
   shouldContainerBeRestarted,
   shouldRestartOnFailure,
 } from './helpers.js';
@@ -21,10 +21,10 @@ import {
 // computePodActions of upstream `kuberuntime_manager.go` with computeInitContainerActions of
 // `kuberuntime_container.go` (the SidecarContainers-enabled path, the v1.34 default).
 
-/** Why a container is killed (upstream `containerKillReason`); empty for a spec change. */
+/** Why a container is killed (upstream `containerKillReason`); empty for a spec change. @public */
 export type ContainerKillReason = '' | 'StartupProbe' | 'LivenessProbe' | 'FailedPostStartHook' | 'Unknown';
 
-/** One container to kill and why (upstream `containerToKillInfo`). */
+/** One container to kill and why (upstream `containerToKillInfo`). @public */
 export interface ContainerToKillInfo {
   readonly containerId: ContainerID;
   readonly container: Container;
@@ -33,7 +33,7 @@ export interface ContainerToKillInfo {
   readonly reason: ContainerKillReason;
 }
 
-/** What one sync must do to bring the runtime's pod to the spec (upstream `podActions`). */
+/** What one sync must do to bring the runtime's pod to the spec (upstream `podActions`). @public */
 export interface PodActions {
   /** Stop every container and sandbox of the pod first. */
   killPod: boolean;
@@ -52,7 +52,7 @@ export interface PodActions {
   containersToKill: Map<string, ContainerToKillInfo>;
 }
 
-/** The probe results computePodActions consults (container IDs as `type://id`). */
+/** The probe results computePodActions consults (container IDs as `type://id`). @public */
 export interface PodActionsProbes {
   readonly liveness?: ProbeResultsReader;
   readonly startup?: ProbeResultsReader;
@@ -118,6 +118,11 @@ function computeInitContainerActions(
       if (isPreviouslyInitialized && restartable) actions.initContainersToStart.push(i);
       continue;
     }
+    // Killed (with the message and reason), then started again.
+    const restart = (message: string, reason: ContainerKillReason) => {
+      kill(actions, status, container, message, reason);
+      actions.initContainersToStart.push(i);
+    };
     if (isPreviouslyInitialized && !restartable) continue;
 
     switch (status.state) {
@@ -131,16 +136,8 @@ function computeInitContainerActions(
           const startup = probe(probes.startup, status);
           if (startup === undefined) break;
           if (startup !== 'Success') {
-            if (startup === 'Failure') {
-              kill(
-                actions,
-                status,
-                container,
-                `Init container ${container.name} failed startup probe`,
-                'StartupProbe',
-              );
-              actions.initContainersToStart.push(i);
-            }
+            if (startup === 'Failure')
+              restart(`Init container ${container.name} failed startup probe`, 'StartupProbe');
             break;
           }
         }
@@ -148,23 +145,14 @@ function computeInitContainerActions(
         else if (!isPreviouslyInitialized) actions.initContainersToStart.push(i + 1);
 
         if (hashContainer(container) !== status.hash) {
-          kill(actions, status, container, `Init container ${container.name} definition changed`, '');
-          actions.initContainersToStart.push(i);
+          restart(`Init container ${container.name} definition changed`, '');
           break;
         }
         // Liveness does not gate the next init container; it only restarts this one.
         if (container.livenessProbe) {
           const liveness = probe(probes.liveness, status);
-          if (liveness === 'Failure') {
-            kill(
-              actions,
-              status,
-              container,
-              `Init container ${container.name} failed liveness probe`,
-              'LivenessProbe',
-            );
-            actions.initContainersToStart.push(i);
-          }
+          if (liveness === 'Failure')
+            restart(`Init container ${container.name} failed liveness probe`, 'LivenessProbe');
         }
         break;
       }
@@ -192,8 +180,7 @@ function computeInitContainerActions(
           actions.initContainersToStart = [];
           return false;
         }
-        kill(actions, status, container, message, 'Unknown');
-        actions.initContainersToStart.push(i);
+        restart(message, 'Unknown');
       }
     }
     isPreviouslyInitialized = true;
@@ -207,6 +194,7 @@ function computeInitContainerActions(
 /**
  * What a sync must do to bring the runtime's view of a pod to its spec (upstream
  * `computePodActions`). Pure: the runtime status and the probe results are its only inputs.
+ * @public
  */
 export function computePodActions(
   pod: Pod,

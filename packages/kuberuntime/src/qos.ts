@@ -3,7 +3,7 @@ import { type Container, isCriticalPod, type Pod, parseQuantity, type Quantity }
 // QoS class (upstream `pkg/apis/core/v1/helper/qos`) and the OOM score adjustment derived from
 // it (`pkg/kubelet/qos/policy.go`).
 
-/** The pod's QoS class. */
+/** The pod's QoS class. @internal */
 export type PodQOSClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
 
 /** OOM score adjustments upstream gives each class. */
@@ -22,7 +22,7 @@ export function effectiveRequests(container: Container): Record<string, Quantity
   return { ...(container.resources?.limits ?? {}), ...(container.resources?.requests ?? {}) };
 }
 
-/** Upstream `GetPodQOS` (container-level resources; pod-level resources are not supported). */
+/** Upstream `GetPodQOS` (container-level resources; pod-level resources are not supported). @internal */
 export function getPodQOS(pod: Pod): PodQOSClass {
   if (
     pod.status?.qosClass === 'Guaranteed' ||

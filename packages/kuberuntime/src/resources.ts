@@ -27,7 +27,7 @@ export function milliCPUToQuota(milliCPU: number, period: number): number {
   return Math.max(quota, minQuotaPeriod);
 }
 
-/** Options of {@link calculateLinuxResources}. */
+/** Options of `calculateLinuxResources`. @internal */
 export interface LinuxResourceOptions {
   /** Enforce CPU limits with CFS quota (upstream `cpuCFSQuota`, default true). */
   readonly cpuCFSQuota?: boolean;

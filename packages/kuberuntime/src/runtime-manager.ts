@@ -1,6 +1,3 @@
-import fsSync from 'node:fs';
-import fs from 'node:fs/promises';
-import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -9,11 +6,9 @@ import {
   type CommandRunner,
   CommandTimeoutError,
   type Container,
-  type ContainerID,
-  type EventObjectRef,
   type EventRecorder,
   type ExecResult,
-  formatContainerID,
+  isRestartableInitContainer,
   type Logger,
   noopEventRecorder,
   noopLogger,
@@ -21,13 +16,13 @@ import {
   type Pod,
   type PodSyncResult,
   type ProbeResultsReader,
+  podEventReference,
   RealClock,
   type RunInContainerOptions,
   type Runtime,
   type RuntimeClassGetter,
   type RuntimeCondition,
   type RuntimeContainer,
-  type RuntimeContainerState,
   type RuntimeContainerStatus,
   type RuntimeGarbageCollectOptions,
   type RuntimeGetPodStatusOptions,
@@ -48,59 +43,63 @@ import {
   CriError,
   type PodSandboxStatus as CriPodSandboxStatus,
   ImageServiceClient,
-  NamespaceMode,
   type PartialMessage,
   type PodSandboxConfig,
   PodSandboxState,
   RuntimeServiceClient,
 } from '@kubelet-kit/cri';
 import PQueue from 'p-queue';
-import { ContainerConfigError, generateContainerConfig } from './container-config.js';
-import { EnvError } from './env.js';
-import { errorMessage, KubeRuntimeError } from './errors.js';
-import { containerGC, type PodStateProvider } from './gc.js';
 import {
-  findContainerStatusByName,
-  formatGoDuration,
-  getStableKey,
-  isRestartableInitContainer,
-} from './helpers.js';
+  type ContainerContext,
+  containerRef,
+  type KillContainerOptions,
+  killContainer,
+  killContainersWithSyncResult,
+  pruneInitContainersBeforeStart,
+  purgeInitContainers,
+  removeContainer,
+  removeSupersededNeverStarted,
+  type StartSpec,
+  startContainer,
+  toContainerState,
+  toContainerStatus,
+} from './container.js';
+import { errorMessage, goErrorString, KubeRuntimeError } from './errors.js';
+import { containerGC, type GCPodStateProvider } from './gc.js';
+import { findContainerStatusByName, formatGoDuration, getStableKey, nsToMs, podDesc } from './helpers.js';
 import { ImageManager, type ImageService } from './images.js';
-import {
-  type ContainerType,
-  getContainerInfoFromAnnotations,
-  getContainerInfoFromLabels,
-  podUIDLabel,
-} from './labels.js';
+import { getContainerInfoFromAnnotations, getContainerInfoFromLabels, podUIDLabel } from './labels.js';
 import { HandlerRunner } from './lifecycle.js';
-import {
-  calcRestartCountByLogDir,
-  maxContainerTerminationMessageLength,
-  readLastStringFromContainerLogs,
-  readTail,
-} from './logs.js';
-import { type ContainerKillReason, computePodActions, type PodActions } from './pod-actions.js';
+import { computePodActions, type PodActions } from './pod-actions.js';
 import { lookupRuntimeHandler } from './runtime-class.js';
 import {
-  buildContainerLogsDirectory,
-  type DNSOptions,
-  defaultPodLogsRootDirectory,
-  generatePodSandboxConfig,
-} from './sandbox-config.js';
-import { TerminationOrdering } from './termination-order.js';
+  createPodSandbox,
+  podIPsOf,
+  type SandboxContext,
+  SandboxCreationError,
+  toSandboxStatus,
+} from './sandbox.js';
+import { type DNSOptions, defaultPodLogsRootDirectory, generatePodSandboxConfig } from './sandbox-config.js';
+import { StatusCache } from './status-cache.js';
 import {
   type RuntimeHandlerInfo,
   UserNamespaceManager,
   type UserNamespaceManagerOptions,
 } from './user-namespaces.js';
 
-/** What the runtime implements, from its last Status (CRI `RuntimeFeatures`). */
+// The generic runtime manager (upstream `kuberuntime_manager.go`): SyncPod, KillPod,
+// GetPodStatus, GetPods over the container and sandbox functions of container.ts and sandbox.ts.
+
+/** What the runtime implements, from its last Status (CRI `RuntimeFeatures`). @public */
 export interface RuntimeFeatures {
   readonly supplementalGroupsPolicy: boolean;
   readonly userNamespacesHostNetwork: boolean;
 }
 
-/** The RuntimeService calls kuberuntime makes (a `RuntimeServiceClient` of `@kubelet-kit/cri` fits). */
+/**
+ * The RuntimeService calls kuberuntime makes (a `RuntimeServiceClient` of `@kubelet-kit/cri` fits).
+ * @public
+ */
 export type RuntimeService = Pick<
   RuntimeServiceClient,
   | 'version'
@@ -119,14 +118,19 @@ export type RuntimeService = Pick<
   | 'execSync'
 >;
 
-/** Upstream `minimumGracePeriodInSeconds`: a container always gets 2 s to stop. */
-export const minimumGracePeriodInSeconds = 2;
-/** The kubelet's crash-loop backoff: 10 s doubling to 300 s, reset after 10 minutes of running. */
+// The kubelet's crash-loop backoff: 10 s doubling to 300 s, reset after 10 minutes of running.
+/** The first crash-loop backoff, ms. @public */
 export const crashLoopBackOffInitialMs = 10_000;
+/** The longest crash-loop backoff, ms. @public */
 export const crashLoopBackOffMaxMs = 300_000;
+/** A container that ran this long (ms) starts its crash-loop backoff over. @public */
 export const crashLoopBackOffResetMs = 600_000;
 
-/** A crash-loop backoff with the kubelet's settings (initial and max can be changed, as the kubelet's config). */
+/**
+ * A crash-loop backoff with the kubelet's settings (initial and max can be changed, as the
+ * kubelet's config).
+ * @public
+ */
 export function newCrashLoopBackOff(
   options: { clock?: Clock; initialMs?: number; maxMs?: number } = {},
 ): Backoff {
@@ -139,7 +143,7 @@ export function newCrashLoopBackOff(
   });
 }
 
-/** Options of {@link KubeGenericRuntimeManager}. */
+/** Options of {@link KubeGenericRuntimeManager}. @public */
 export interface KubeGenericRuntimeManagerOptions {
   /** The CRI RuntimeService; or give `endpoint`. */
   readonly runtimeService?: RuntimeService;
@@ -167,7 +171,7 @@ export interface KubeGenericRuntimeManagerOptions {
   /** ConfigMaps and Secrets for env; without it references to them fail (unless optional). */
   readonly objectGetter?: ObjectGetter;
   /** Which pods' leftovers garbage collection may remove. */
-  readonly podStateProvider?: PodStateProvider;
+  readonly podStateProvider?: GCPodStateProvider;
   /** The kubelet root (`/var/lib/kubelet`): termination message files go under `pods/<uid>/containers`. */
   readonly rootDirectory?: string;
   /** Default `/var/log/pods`. */
@@ -209,50 +213,7 @@ export interface KubeGenericRuntimeManagerOptions {
 }
 
 /** A container of a pod spec with the list it belongs to. */
-export interface StartSpec {
-  readonly container: Container;
-  readonly type: ContainerType;
-}
-
-function nsToMs(ns: number): number {
-  return Math.floor(ns / 1e6);
-}
-
-function stateOf(state: ContainerState): RuntimeContainerState {
-  switch (state) {
-    case ContainerState.CONTAINER_CREATED:
-      return 'created';
-    case ContainerState.CONTAINER_RUNNING:
-      return 'running';
-    case ContainerState.CONTAINER_EXITED:
-      return 'exited';
-    default:
-      return 'unknown';
-  }
-}
-
-function podDesc(pod: Pod): string {
-  return `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}(${pod.metadata?.uid ?? ''})`;
-}
-
-/** The container's spec in the pod, with which list it came from. */
-export function getContainerSpec(pod: Pod, name: string): StartSpec | undefined {
-  const init = pod.spec?.initContainers?.find((c) => c.name === name);
-  if (init) return { container: init, type: 'init' };
-  const main = pod.spec?.containers?.find((c) => c.name === name);
-  if (main) return { container: main, type: 'container' };
-  const eph = pod.spec?.ephemeralContainers?.find((c) => c.name === name);
-  if (eph) return { container: eph as Container, type: 'ephemeral' };
-  return undefined;
-}
-
-function fieldPath(type: ContainerType, name: string): string {
-  const list =
-    type === 'init' ? 'initContainers' : type === 'ephemeral' ? 'ephemeralContainers' : 'containers';
-  return `spec.${list}{${name}}`;
-}
-
-/** Only running containers, and every sandbox (upstream `ConvertPodStatusToRunningPod`). */
+/** Only running containers, and every sandbox (upstream `ConvertPodStatusToRunningPod`). @public */
 export function convertPodStatusToRunningPod(status: RuntimePodStatus): RuntimePod {
   return runtimePodFromStatus(status, (c) => c.state === 'running');
 }
@@ -260,6 +221,7 @@ export function convertPodStatusToRunningPod(status: RuntimePodStatus): RuntimeP
 /**
  * The kubelet's generic runtime manager over CRI (upstream `kubeGenericRuntimeManager`):
  * computes what a pod needs and drives sandboxes, containers, images and hooks to get there.
+ * @public
  */
 export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
   readonly #rs: RuntimeService;
@@ -268,25 +230,16 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
   readonly #recorder: EventRecorder;
   readonly #opts: KubeGenericRuntimeManagerOptions;
   readonly #images: ImageManager;
-  readonly #hooks: HandlerRunner;
   readonly #podLogsRoot: string;
   readonly #rootDir: string;
-  /** Read once: the machine's memory does not change under a running agent (upstream: MachineInfo). */
-  readonly #memoryCapacity: number;
   #runtimeName: string;
   readonly #owned: { close(): void }[] = [];
   /** Holds back creation calls beyond `maxConcurrentCreationCalls`; absent when unbounded. */
   readonly #creationCalls: PQueue | undefined;
-  /**
-   * The last status read of each sandbox and container, with the state it was read in. Nothing
-   * in a status changes without its state changing (IPs, namespaces, start and finish times,
-   * exit codes, mounts are fixed once the state is), so a status whose listed state is unchanged
-   * is not read again. Entries go when a full listing no longer shows the object.
-   */
-  readonly #sandboxStatusCache = new Map<string, { state: number; status: RuntimeSandboxStatus }>();
-  readonly #containerStatusCache = new Map<string, { state: number; status: RuntimeContainerStatus }>();
-  /** The sandbox and container IDs each pod's last status read listed (to prune the caches per pod). */
-  readonly #statusIdsByPod = new Map<string, readonly string[]>();
+  readonly #statusCache = new StatusCache();
+  /** What the container and sandbox functions get of this manager. */
+  readonly #containers: ContainerContext;
+  readonly #sandboxes: SandboxContext;
   readonly #userns: UserNamespaceManager;
   /** From the last Status: what each handler and the runtime can do (none read yet: nothing). */
   #runtimeHandlers: readonly RuntimeHandlerInfo[] = [];
@@ -323,7 +276,6 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     this.#runtimeName = options.runtimeName ?? '';
     this.#podLogsRoot = options.podLogsRootDirectory ?? defaultPodLogsRootDirectory;
     this.#rootDir = options.rootDirectory ?? '/var/lib/kubelet';
-    this.#memoryCapacity = options.memoryCapacity ?? os.totalmem();
     this.#userns = new UserNamespaceManager({
       ...(options.userNamespaces ?? {}),
       podsDirectory: path.join(this.#rootDir, 'pods'),
@@ -339,11 +291,39 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       ...(options.imageBackOff ? { backOff: options.imageBackOff } : {}),
       ...(options.presentImageTtlMs !== undefined ? { presentImageTtlMs: options.presentImageTtlMs } : {}),
     });
-    this.#hooks = new HandlerRunner({
+    const hooks = new HandlerRunner({
       commandRunner: this,
       clock: this.#clock,
       ...(options.httpHookTimeoutMs !== undefined ? { httpTimeoutMs: options.httpHookTimeoutMs } : {}),
     });
+    const creationCall = <T>(call: () => Promise<T>, signal?: AbortSignal) =>
+      this.#creationCall(call, signal);
+    this.#containers = {
+      runtimeService: rs,
+      clock: this.#clock,
+      logger: this.#logger,
+      recorder: this.#recorder,
+      images: this.#images,
+      hooks,
+      runtimeName: () => this.#runtimeName,
+      podLogsRootDirectory: this.#podLogsRoot,
+      rootDirectory: this.#rootDir,
+      // Read once: the machine's memory does not change under a running agent (upstream: MachineInfo).
+      memoryCapacity: options.memoryCapacity ?? os.totalmem(),
+      options,
+      creationCall,
+      forgetContainerStatus: (id) => this.#statusCache.forgetContainer(id),
+      getPodStatus: (o) => this.getPodStatus(o),
+    };
+    this.#sandboxes = {
+      runtimeService: rs,
+      runtimeClassGetter: options.runtimeClassGetter,
+      generatePodSandboxConfig: (pod, attempt) => this.generatePodSandboxConfig(pod, attempt),
+      ensureRuntimeStatus: async (signal) => {
+        if (!this.#statusRead) await this.status(signal).catch(() => undefined);
+      },
+      creationCall,
+    };
   }
 
   /** The image pull backoff (keyed `<podUID>_<image>`). */
@@ -425,49 +405,9 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
 
   // ---- status -------------------------------------------------------------------------------
 
-  /** Forgets the statuses of the pod's sandboxes and containers its own listing no longer shows. */
-  #pruneStatusCachesOfPod(uid: string, listed: readonly string[]): void {
-    const before = this.#statusIdsByPod.get(uid);
-    if (before) {
-      const now = new Set(listed);
-      for (const id of before) {
-        if (now.has(id)) continue;
-        this.#sandboxStatusCache.delete(id);
-        this.#containerStatusCache.delete(id);
-      }
-    }
-    if (listed.length > 0) this.#statusIdsByPod.set(uid, listed);
-    else this.#statusIdsByPod.delete(uid);
-  }
-
-  /** Forgets the statuses of sandboxes and containers a full listing no longer shows. */
-  #pruneStatusCaches(
-    sandboxes: readonly { id: string; labels: Record<string, string> }[],
-    containers: readonly { id: string; labels: Record<string, string> }[],
-  ): void {
-    if (this.#sandboxStatusCache.size > 0) {
-      const listed = new Set(sandboxes.map((x) => x.id));
-      for (const id of this.#sandboxStatusCache.keys())
-        if (!listed.has(id)) this.#sandboxStatusCache.delete(id);
-    }
-    if (this.#containerStatusCache.size > 0) {
-      const listed = new Set(containers.map((x) => x.id));
-      for (const id of this.#containerStatusCache.keys())
-        if (!listed.has(id)) this.#containerStatusCache.delete(id);
-    }
-    if (this.#statusIdsByPod.size > 0) {
-      const pods = new Set<string>();
-      for (const x of [...sandboxes, ...containers]) {
-        const uid = x.labels[podUIDLabel];
-        if (uid) pods.add(uid);
-      }
-      for (const uid of this.#statusIdsByPod.keys()) if (!pods.has(uid)) this.#statusIdsByPod.delete(uid);
-    }
-  }
-
   #rememberSandboxStatus(s: CriPodSandboxStatus): RuntimeSandboxStatus {
-    const status = this.#toSandboxStatus(s);
-    this.#sandboxStatusCache.set(s.id, { state: s.state, status });
+    const status = toSandboxStatus(s);
+    this.#statusCache.rememberSandbox(s.id, s.state, status);
     return status;
   }
 
@@ -475,80 +415,9 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     s: CriContainerStatus,
     runtimeName: string,
   ): Promise<RuntimeContainerStatus> {
-    const status = await this.#toContainerStatus(s, runtimeName);
-    // An unknown state may still fill in; every other is settled until it changes.
-    if (s.state !== ContainerState.CONTAINER_UNKNOWN)
-      this.#containerStatusCache.set(s.id, { state: s.state, status });
+    const status = await toContainerStatus(s, runtimeName);
+    this.#statusCache.rememberContainer(s.id, s.state, status);
     return status;
-  }
-
-  #toSandboxStatus(s: CriPodSandboxStatus): RuntimeSandboxStatus {
-    const hostNetwork = s.linux?.namespaces?.options?.network === NamespaceMode.NODE;
-    const ips = sandboxIPs(s);
-    return {
-      id: s.id,
-      name: s.metadata?.name ?? '',
-      namespace: s.metadata?.namespace ?? '',
-      uid: s.metadata?.uid ?? '',
-      attempt: s.metadata?.attempt ?? 0,
-      state: s.state === PodSandboxState.SANDBOX_READY ? 'ready' : 'notready',
-      createdAt: nsToMs(s.createdAt),
-      ips: hostNetwork ? [] : ips,
-      hostNetwork,
-      labels: s.labels,
-      annotations: s.annotations,
-    };
-  }
-
-  async #toContainerStatus(s: CriContainerStatus, runtimeName: string): Promise<RuntimeContainerStatus> {
-    const labeled = getContainerInfoFromLabels(s.labels);
-    const annotated = getContainerInfoFromAnnotations(s.annotations);
-    const state = stateOf(s.state);
-    let message = state === 'exited' ? s.message : '';
-    const exitCode = state === 'exited' ? s.exitCode : 0;
-    const reason = state === 'exited' ? s.reason : '';
-    if (state === 'exited') {
-      const fallbackToLogs =
-        annotated.terminationMessagePolicy === 'FallbackToLogsOnError' &&
-        exitCode !== 0 &&
-        reason !== 'ContainerCannotRun';
-      let tMessage = '';
-      const mount = annotated.terminationMessagePath
-        ? s.mounts.find((m) => m.containerPath === annotated.terminationMessagePath)
-        : undefined;
-      if (mount) tMessage = await readTail(mount.hostPath, maxContainerTerminationMessageLength);
-      if (!tMessage && fallbackToLogs && s.logPath)
-        tMessage = await readLastStringFromContainerLogs(s.logPath);
-      if (tMessage) message = message ? `${message}: ${tMessage}` : tMessage;
-    }
-    return {
-      id: { type: runtimeName, id: s.id },
-      name: labeled.containerName || s.metadata?.name || '',
-      state,
-      createdAt: nsToMs(s.createdAt),
-      startedAt: state === 'created' ? 0 : nsToMs(s.startedAt),
-      finishedAt: state === 'exited' ? nsToMs(s.finishedAt) : 0,
-      exitCode,
-      image: s.image?.userSpecifiedImage || s.image?.image || '',
-      // The runtime's image ID when it reports one (CRI v1.30+), else the digested ref.
-      imageId: s.imageId || s.imageRef,
-      imageRef: s.imageRef,
-      hash: annotated.hash,
-      restartCount: annotated.restartCount,
-      reason,
-      message,
-      ...(s.user?.linux
-        ? {
-            user: {
-              linux: {
-                uid: s.user.linux.uid,
-                gid: s.user.linux.gid,
-                supplementalGroups: [...s.user.linux.supplementalGroups],
-              },
-            },
-          }
-        : {}),
-    };
   }
 
   async getPodStatus(o: RuntimeGetPodStatusOptions): Promise<RuntimePodStatus> {
@@ -561,7 +430,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       this.#rs.listContainers({ filter: { labelSelector: selector } }, { signal }),
     ]);
     const sandboxItems = [...sandboxList.items].sort((a, b) => b.createdAt - a.createdAt);
-    this.#pruneStatusCachesOfPod(o.uid, [
+    this.#statusCache.pruneOfPod(o.uid, [
       ...sandboxItems.map((x) => x.id),
       ...containerList.containers.map((x) => x.id),
     ]);
@@ -572,8 +441,8 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     };
     const listedSandboxes = await Promise.all(
       sandboxItems.map((item) => {
-        const cached = this.#sandboxStatusCache.get(item.id);
-        if (cached && cached.state === item.state) return cached.status;
+        const cached = this.#statusCache.sandboxStatus(item.id, item.state);
+        if (cached) return cached;
         return this.#rs
           .podSandboxStatus({ podSandboxId: item.id }, { signal })
           .then(
@@ -589,8 +458,8 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     const containerStatuses = (
       await Promise.all(
         containerList.containers.map((c) => {
-          const cached = this.#containerStatusCache.get(c.id);
-          if (cached && cached.state === c.state) return cached.status;
+          const cached = this.#statusCache.containerStatus(c.id, c.state);
+          if (cached) return cached;
           return this.#rs
             .containerStatus({ containerId: c.id }, { signal })
             .then(
@@ -622,7 +491,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
         signal,
       }),
     ]);
-    if (all) this.#pruneStatusCaches(sandboxes.items, containers.containers);
+    if (all) this.#statusCache.prune(sandboxes.items, containers.containers);
     interface Building {
       id: string;
       name: string;
@@ -665,7 +534,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
         image: c.image?.userSpecifiedImage || c.image?.image || '',
         imageId: c.imageId || c.imageRef,
         hash: getContainerInfoFromAnnotations(c.annotations).hash,
-        state: stateOf(c.state),
+        state: toContainerState(c.state),
       });
     }
     return [...pods.values()];
@@ -679,19 +548,6 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       ...(this.#opts.livenessManager ? { liveness: this.#opts.livenessManager } : {}),
       ...(this.#opts.startupManager ? { startup: this.#opts.startupManager } : {}),
     });
-  }
-
-  #podRef(pod: Pod): EventObjectRef {
-    return {
-      kind: 'Pod',
-      namespace: pod.metadata?.namespace ?? '',
-      name: pod.metadata?.name ?? '',
-      uid: pod.metadata?.uid ?? '',
-    };
-  }
-
-  #containerRef(pod: Pod, spec: StartSpec): EventObjectRef {
-    return { ...this.#podRef(pod), fieldPath: fieldPath(spec.type, spec.container.name) };
   }
 
   #cgroupParent(pod: Pod): string {
@@ -748,7 +604,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     );
     if (actions.createSandbox && actions.sandboxId) {
       this.#recorder.event(
-        this.#podRef(pod),
+        podEventReference(pod),
         'Normal',
         'SandboxChanged',
         'Pod sandbox changed, it will be killed and re-created.',
@@ -765,7 +621,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       );
       results.push(...kill.syncResults);
       if (kill.syncResults.some((r) => r.error !== undefined)) return done();
-      if (actions.createSandbox) await this.#purgeInitContainers(pod, podStatus, signal);
+      if (actions.createSandbox) await purgeInitContainers(this.#containers, pod, podStatus, signal);
     } else {
       for (const [, info] of actions.containersToKill) {
         try {
@@ -795,9 +651,10 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     }
 
     // Step 3: keep only the newest instance of each init container.
-    if ((await this.#pruneInitContainersBeforeStart(pod, podStatus, signal)) > 0) composable = false;
+    if ((await pruneInitContainersBeforeStart(this.#containers, pod, podStatus, signal)) > 0)
+      composable = false;
     // Step 3b: instances that were made but never started, with a newer one beside them.
-    if ((await this.#removeSupersededNeverStarted(podStatus, signal)) > 0) composable = false;
+    if ((await removeSupersededNeverStarted(this.#containers, podStatus, signal)) > 0) composable = false;
 
     // Step 4: the sandbox, and the config that image pulls and containers are created with
     // (built on first use: most syncs start nothing).
@@ -807,7 +664,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     if (actions.createSandbox) {
       const target = podDesc(pod);
       try {
-        const created = await this.#createPodSandbox(pod, actions.attempt, signal);
+        const created = await createPodSandbox(this.#sandboxes, pod, actions.attempt, signal);
         podSandboxId = created.podSandboxId;
         // The containers are created with the same config (upstream builds it a second time).
         sandboxConfig = created.config;
@@ -823,7 +680,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
         results.push({ action: 'CreatePodSandbox', target, error: 'CreatePodSandboxError', message });
         const cause = err instanceof SandboxCreationError ? err.cause : err;
         this.#recorder.event(
-          this.#podRef(pod),
+          podEventReference(pod),
           'Warning',
           'FailedCreatePodSandBox',
           `Failed to create pod sandbox: ${goErrorString(cause)}`,
@@ -838,7 +695,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
         if (!pod.spec?.hostNetwork) podIPs = [...status.ips];
       } catch (err) {
         this.#recorder.event(
-          this.#podRef(pod),
+          podEventReference(pod),
           'Warning',
           'FailedStatusPodSandBox',
           `Unable to get pod sandbox status: ${goErrorString(err)}`,
@@ -880,7 +737,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       const last = findContainerStatusByName(podStatus, name);
       if (last?.state === 'created') {
         try {
-          await this.#removeContainer(last.id.id, signal);
+          await removeContainer(this.#containers, last.id.id, signal);
           composable = false;
         } catch (err) {
           results.push({
@@ -893,16 +750,16 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
         }
       }
       try {
-        const containerId = await this.#startContainer(
+        const containerId = await startContainer(this.#containers, {
           podSandboxId,
           sandboxConfig,
           spec,
           pod,
           podStatus,
-          o.pullSecrets,
+          pullSecrets: o.pullSecrets,
           podIPs,
           signal,
-        );
+        });
         results.push({ action: 'StartContainer', target: name, message: '' });
         if (composable) {
           const status = await this.#readStartedContainerStatus(containerId, signal);
@@ -947,7 +804,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     const key = getStableKey(pod, c);
     if (backOff.isInBackOffSince(key, last.finishedAt)) {
       this.#recorder.event(
-        this.#containerRef(pod, spec),
+        containerRef(pod, spec),
         'Warning',
         'BackOff',
         `Back-off restarting failed container ${c.name} in pod ${podDesc(pod)}`,
@@ -958,204 +815,11 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     return undefined;
   }
 
-  async #createPodSandbox(
-    pod: Pod,
-    attempt: number,
-    signal?: AbortSignal,
-  ): Promise<{ podSandboxId: string; config: PartialMessage<PodSandboxConfig> }> {
-    // Each failing step says what failed, with the pod, as upstream's messages do.
-    const quotedPod = JSON.stringify(podDesc(pod));
-    // A user namespace needs the handlers' features: read them if no status check has yet.
-    if (pod.spec?.hostUsers === false && !this.#statusRead) {
-      await this.status(signal).catch(() => undefined);
-    }
-    let config: PartialMessage<PodSandboxConfig>;
-    let runtimeHandler: string;
-    try {
-      config = this.generatePodSandboxConfig(pod, attempt);
-      runtimeHandler = lookupRuntimeHandler(this.#opts.runtimeClassGetter, pod.spec?.runtimeClassName);
-    } catch (err) {
-      throw new SandboxCreationError(`Failed to generate sandbox config for pod ${quotedPod}`, err);
-    }
-    try {
-      // Synchronous, as the container's small writes (see generateContainerConfig).
-      if (config.logDirectory) fsSync.mkdirSync(config.logDirectory, { recursive: true, mode: 0o755 });
-    } catch (err) {
-      throw new SandboxCreationError(`Failed to create log directory for pod ${quotedPod}`, err);
-    }
-    try {
-      const res = await this.#creationCall(
-        () => this.#rs.runPodSandbox({ config, runtimeHandler }, { signal }),
-        signal,
-      );
-      return { podSandboxId: res.podSandboxId, config };
-    } catch (err) {
-      throw new SandboxCreationError(`Failed to create sandbox for pod ${quotedPod}`, err);
-    }
-  }
-
   /** Runs a creation call within `maxConcurrentCreationCalls`. */
   #creationCall<T>(call: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     const queue = this.#creationCalls;
     if (!queue) return call();
     return queue.add(call, signal ? { signal } : {});
-  }
-
-  #podDir(pod: Pod): string {
-    return path.join(this.#rootDir, 'pods', pod.metadata?.uid ?? '');
-  }
-
-  async #startContainer(
-    podSandboxId: string,
-    sandboxConfig: PartialMessage<PodSandboxConfig>,
-    spec: StartSpec,
-    pod: Pod,
-    podStatus: RuntimePodStatus,
-    pullSecrets: RuntimeSyncPodOptions['pullSecrets'],
-    podIPs: readonly string[],
-    signal?: AbortSignal,
-  ): Promise<string> {
-    const container = spec.container;
-    const ref = this.#containerRef(pod, spec);
-    // Step 1: the image.
-    let image: Awaited<ReturnType<ImageManager['ensureImageExists']>>;
-    try {
-      image = await this.#images.ensureImageExists({
-        pod,
-        container,
-        pullSecrets,
-        sandboxConfig,
-        objectRef: ref,
-        ...(signal ? { signal } : {}),
-      });
-    } catch (err) {
-      // The reason alone ("Error: ErrImagePull"): the image manager's own event has the detail.
-      const reason = err instanceof KubeRuntimeError ? err.code : errorMessage(err);
-      this.#recorder.event(ref, 'Warning', 'Failed', `Error: ${reason}`);
-      throw err;
-    }
-    // Step 2: the restart count, from the last instance or else from the log directory.
-    const m = pod.metadata ?? {};
-    const last = findContainerStatusByName(podStatus, container.name);
-    // One that never started was removed for this one, which takes its count (see syncPod).
-    const restartCount = last
-      ? last.restartCount + (last.state === 'created' ? 0 : 1)
-      : await calcRestartCountByLogDir(
-          buildContainerLogsDirectory(
-            this.#podLogsRoot,
-            m.namespace ?? '',
-            m.name ?? '',
-            m.uid ?? '',
-            container.name,
-          ),
-        );
-    // Step 3: the config.
-    let config: Awaited<ReturnType<typeof generateContainerConfig>>['config'];
-    try {
-      const generated = await generateContainerConfig(pod, container, {
-        containerType: spec.type,
-        restartCount,
-        imageRef: image.imageRef,
-        imageUser: { username: image.username, ...(image.uid !== undefined ? { uid: image.uid } : {}) },
-        env: {
-          nodeName: this.#opts.nodeName ?? os.hostname(),
-          // Host-network pods have the node's addresses.
-          podIP: (pod.spec?.hostNetwork && podIPs.length === 0 ? this.#opts.nodeIPs?.[0] : podIPs[0]) ?? '',
-          podIPs: pod.spec?.hostNetwork && podIPs.length === 0 ? (this.#opts.nodeIPs ?? []) : podIPs,
-          hostIPs: this.#opts.nodeIPs ?? [],
-          ...(this.#opts.objectGetter ? { objectGetter: this.#opts.objectGetter } : {}),
-          ...(signal ? { signal } : {}),
-        },
-        volumes: this.#opts.volumeProvider?.getMountedVolumesForPod(m.uid ?? '') ?? new Map(),
-        ...(this.#opts.subpather ? { subpather: this.#opts.subpather } : {}),
-        logger: this.#logger,
-        podDir: this.#podDir(pod),
-        ...(sandboxConfig.linux?.securityContext?.namespaceOptions?.usernsOptions
-          ? { usernsOptions: sandboxConfig.linux.securityContext.namespaceOptions.usernsOptions }
-          : {}),
-        ...(this.#opts.manageEtcHosts === false
-          ? {}
-          : {
-              etcHosts: {
-                podDir: this.#podDir(pod),
-                ...(this.#opts.dns?.clusterDomain ? { clusterDomain: this.#opts.dns.clusterDomain } : {}),
-              },
-            }),
-        podLogsRootDirectory: this.#podLogsRoot,
-        memoryCapacity: this.#memoryCapacity,
-        resources: {
-          ...(this.#opts.cpuCFSQuota !== undefined ? { cpuCFSQuota: this.#opts.cpuCFSQuota } : {}),
-          ...(this.#opts.cpuCFSQuotaPeriod !== undefined
-            ? { cpuCFSQuotaPeriod: this.#opts.cpuCFSQuotaPeriod }
-            : {}),
-        },
-      });
-      config = generated.config;
-    } catch (err) {
-      const message = errorMessage(err);
-      this.#recorder.event(ref, 'Warning', 'Failed', `Error: ${message}`);
-      if (err instanceof ContainerConfigError || err instanceof EnvError) {
-        throw new KubeRuntimeError('CreateContainerConfigError', message, { cause: err });
-      }
-      throw new KubeRuntimeError('CreateContainerConfigError', message, { cause: err });
-    }
-    // Step 4: create.
-    let containerId: string;
-    try {
-      containerId = (
-        await this.#creationCall(
-          () => this.#rs.createContainer({ podSandboxId, config, sandboxConfig }, { signal }),
-          signal,
-        )
-      ).containerId;
-    } catch (err) {
-      // The image may be gone since it was last seen: ask the runtime on the next start.
-      this.#images.forgetImage(container.image ?? '');
-      this.#recorder.event(ref, 'Warning', 'Failed', `Error: ${errorMessage(err)}`);
-      throw new KubeRuntimeError('CreateContainerError', errorMessage(err), { cause: err });
-    }
-    this.#recorder.event(ref, 'Normal', 'Created', `Created container: ${container.name}`);
-    // Step 5: start.
-    try {
-      await this.#creationCall(() => this.#rs.startContainer({ containerId }, { signal }), signal);
-    } catch (err) {
-      // The container's name for its ID: events that differ only in an ID do not aggregate.
-      const message = errorMessage(err).replaceAll(containerId, container.name);
-      this.#recorder.event(ref, 'Warning', 'Failed', `Error: ${message}`);
-      throw new KubeRuntimeError('RunContainerError', errorMessage(err), { cause: err });
-    }
-    this.#recorder.event(ref, 'Normal', 'Started', `Started container ${container.name}`);
-    // Step 6: postStart; its failure kills the container.
-    const postStart = container.lifecycle?.postStart;
-    if (postStart) {
-      const cid: ContainerID = { type: this.#runtimeName, id: containerId };
-      try {
-        await this.#hooks.run(
-          { containerId: cid, pod, container, podIP: podIPs[0] ?? '', ...(signal ? { signal } : {}) },
-          postStart,
-        );
-      } catch (err) {
-        // The hook's own message stays out of the event: it may hold secrets.
-        this.#recorder.event(ref, 'Warning', 'FailedPostStartHook', 'PostStartHook failed');
-        try {
-          await this.killContainer({
-            pod,
-            containerId: cid,
-            containerName: container.name,
-            message: 'FailedPostStartHook',
-            reason: 'FailedPostStartHook',
-            ...(signal ? { signal } : {}),
-          });
-        } catch (killErr) {
-          this.#logger.error(
-            { container: container.name, err: errorMessage(killErr) },
-            'failed to kill container after postStart failure',
-          );
-        }
-        throw new KubeRuntimeError('PostStartHookError', errorMessage(err), { cause: err });
-      }
-    }
-    return containerId;
   }
 
   /** A just-started container's status (remembered like a listed one's); undefined if unreadable. */
@@ -1175,176 +839,12 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
 
   // ---- kill ---------------------------------------------------------------------------------
 
-  /** Restores the pod and container fields killContainer needs from the container's labels. */
-  async #restoreSpecsFromContainerLabels(
-    containerId: ContainerID,
-    signal?: AbortSignal,
-  ): Promise<{ pod: Pod; container: Container }> {
-    const res = await this.#rs.containerStatus({ containerId: containerId.id }, { signal });
-    const s = res.status;
-    if (!s) throw new Error(`container status is nil for ${formatContainerID(containerId)}`);
-    const l = getContainerInfoFromLabels(s.labels);
-    const a = getContainerInfoFromAnnotations(s.annotations);
-    const pod: Pod = {
-      metadata: {
-        name: l.podName,
-        namespace: l.podNamespace,
-        uid: l.podUid,
-        ...(a.podDeletionGracePeriod !== undefined
-          ? { deletionGracePeriodSeconds: a.podDeletionGracePeriod }
-          : {}),
-      },
-      spec: {
-        containers: [],
-        ...(a.podTerminationGracePeriod !== undefined
-          ? { terminationGracePeriodSeconds: a.podTerminationGracePeriod }
-          : {}),
-      },
-    };
-    const container: Container = {
-      name: l.containerName,
-      ports: a.containerPorts,
-      terminationMessagePath: a.terminationMessagePath,
-      ...(a.preStopHandler ? { lifecycle: { preStop: a.preStopHandler } } : {}),
-    };
-    return { pod, container };
-  }
-
   /**
    * Stops one container: runs its preStop hook within the grace period, then StopContainer with
    * what is left (at least 2 s). Upstream `killContainer`.
    */
-  async killContainer(o: {
-    pod?: Pod;
-    containerId: ContainerID;
-    containerName: string;
-    message?: string;
-    reason?: ContainerKillReason;
-    gracePeriodOverride?: number;
-    ordering?: TerminationOrdering;
-    signal?: AbortSignal;
-  }): Promise<void> {
-    let pod = o.pod;
-    let container: Container;
-    let type: ContainerType = 'container';
-    const spec = pod ? getContainerSpec(pod, o.containerName) : undefined;
-    if (pod && spec) {
-      container = spec.container;
-      type = spec.type;
-    } else if (pod) {
-      // Not in the spec (any more): its hooks come from its own annotations, the grace from the pod.
-      ({ container } = await this.#restoreSpecsFromContainerLabels(o.containerId, o.signal));
-    } else {
-      ({ pod, container } = await this.#restoreSpecsFromContainerLabels(o.containerId, o.signal));
-    }
-    let grace = setTerminationGracePeriod(pod, container, o.reason ?? '');
-    const ref = { ...this.#podRef(pod), fieldPath: fieldPath(type, container.name) };
-    this.#recorder.event(ref, 'Normal', 'Killing', o.message || `Stopping container ${container.name}`);
-    if (o.gracePeriodOverride !== undefined) grace = o.gracePeriodOverride;
-
-    const preStop = container.lifecycle?.preStop;
-    if (preStop && grace > 0)
-      grace -= await this.#executePreStopHook(pod, container, ref, o.containerId, preStop, grace, o.signal);
-    if (o.ordering && grace > 0)
-      grace -= Math.trunc(await o.ordering.waitForTurn(container.name, grace, o.signal));
-    // A minimal window to stop, so nothing is SIGKILLed needlessly.
-    if (grace < minimumGracePeriodInSeconds) grace = minimumGracePeriodInSeconds;
-    try {
-      await this.#rs.stopContainer({ containerId: o.containerId.id, timeout: grace }, { signal: o.signal });
-    } catch (err) {
-      if (!CriError.is(err, 'NotFound')) throw err;
-    }
-    o.ordering?.containerTerminated(container.name);
-  }
-
-  /** Runs preStop for at most `grace` seconds; resolves with the whole seconds it took. */
-  async #executePreStopHook(
-    pod: Pod,
-    container: Container,
-    ref: EventObjectRef,
-    containerId: ContainerID,
-    handler: NonNullable<NonNullable<Container['lifecycle']>['preStop']>,
-    grace: number,
-    signal?: AbortSignal,
-  ): Promise<number> {
-    const start = this.#clock.now();
-    const controller = new AbortController();
-    const onAbort = () => controller.abort(signal?.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const hook = this.#podIPForHook(pod, handler, controller.signal)
-      .then((podIP) =>
-        this.#hooks.run({ containerId, pod, container, podIP, signal: controller.signal }, handler),
-      )
-      .catch((err: unknown) => {
-        if (controller.signal.aborted) return;
-        this.#recorder.event(ref, 'Warning', 'FailedPreStopHook', 'PreStopHook failed');
-        this.#logger.warn({ container: container.name, err: errorMessage(err) }, 'preStop hook failed');
-      });
-    const timer = this.#clock.sleep(grace * 1000, controller.signal).catch(() => undefined);
-    try {
-      await Promise.race([hook, timer]);
-    } finally {
-      // The hook is abandoned once the grace period is over, as upstream's goroutine is.
-      controller.abort();
-      signal?.removeEventListener('abort', onAbort);
-    }
-    return Math.trunc((this.#clock.now() - start) / 1000);
-  }
-
-  /** The pod's IP for an httpGet hook without a host (upstream reads the pod status for it). */
-  async #podIPForHook(
-    pod: Pod,
-    handler: NonNullable<Container['lifecycle']>['preStop'],
-    signal: AbortSignal,
-  ): Promise<string> {
-    if (!handler?.httpGet || handler.httpGet.host) return '';
-    const m = pod.metadata ?? {};
-    const status = await this.getPodStatus({
-      uid: m.uid ?? '',
-      name: m.name ?? '',
-      namespace: m.namespace ?? '',
-      signal,
-    });
-    return status.ips[0] ?? '';
-  }
-
-  async #killContainersWithSyncResult(
-    pod: Pod | undefined,
-    runningPod: RuntimePod,
-    gracePeriodOverride: number | undefined,
-    signal?: AbortSignal,
-  ): Promise<SyncResult[]> {
-    const ordering =
-      pod && TerminationOrdering.needed(pod)
-        ? new TerminationOrdering(
-            pod,
-            runningPod.containers.map((c) => c.name),
-            this.#clock,
-          )
-        : undefined;
-    return Promise.all(
-      runningPod.containers.map(async (c): Promise<SyncResult> => {
-        try {
-          await this.killContainer({
-            ...(pod ? { pod } : {}),
-            containerId: c.id,
-            containerName: c.name,
-            ...(gracePeriodOverride !== undefined ? { gracePeriodOverride } : {}),
-            ...(ordering ? { ordering } : {}),
-            ...(signal ? { signal } : {}),
-          });
-          return { action: 'KillContainer', target: c.name, message: '' };
-        } catch (err) {
-          ordering?.containerTerminated(c.name);
-          return {
-            action: 'KillContainer',
-            target: c.name,
-            error: 'KillContainerError',
-            message: goErrorString(err),
-          };
-        }
-      }),
-    );
+  killContainer(o: KillContainerOptions): Promise<void> {
+    return killContainer(this.#containers, o);
   }
 
   async #killPodWithSyncResult(
@@ -1353,7 +853,13 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     gracePeriodOverride: number | undefined,
     signal?: AbortSignal,
   ): Promise<PodSyncResult> {
-    const results = await this.#killContainersWithSyncResult(pod, runningPod, gracePeriodOverride, signal);
+    const results = await killContainersWithSyncResult(
+      this.#containers,
+      pod,
+      runningPod,
+      gracePeriodOverride,
+      signal,
+    );
     // Sandboxes are only stopped here; garbage collection removes them.
     const errors: string[] = [];
     for (const s of runningPod.sandboxes) {
@@ -1381,79 +887,6 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     return this.#killPodWithSyncResult(o.pod, o.runningPod, o.gracePeriodOverride, o.signal);
   }
 
-  async #removeContainer(id: string, signal?: AbortSignal): Promise<void> {
-    // Logs first: a container is only removed once its logs are gone, so a retry finds both.
-    try {
-      const res = await this.#rs.containerStatus({ containerId: id }, { signal });
-      if (res.status?.logPath) await fs.rm(res.status.logPath, { force: true });
-    } catch (err) {
-      if (CriError.is(err, 'NotFound')) return;
-      throw err;
-    }
-    await this.#rs.removeContainer({ containerId: id }, { signal });
-    this.#containerStatusCache.delete(id);
-  }
-
-  /** Removes every instance of every init container (upstream `purgeInitContainers`). */
-  async #purgeInitContainers(pod: Pod, podStatus: RuntimePodStatus, signal?: AbortSignal): Promise<void> {
-    const names = new Set((pod.spec?.initContainers ?? []).map((c) => c.name));
-    for (const s of podStatus.containerStatuses) {
-      if (!names.has(s.name)) continue;
-      await this.#removeContainer(s.id.id, signal).catch((err: unknown) =>
-        this.#logger.warn({ container: s.name, err: errorMessage(err) }, 'failed to remove init container'),
-      );
-    }
-  }
-
-  /** Keeps the newest exited (or unknown) instance of each init container (upstream `pruneInitContainersBeforeStart`). */
-  async #pruneInitContainersBeforeStart(
-    pod: Pod,
-    podStatus: RuntimePodStatus,
-    signal?: AbortSignal,
-  ): Promise<number> {
-    let removed = 0;
-    for (const c of pod.spec?.initContainers ?? []) {
-      let count = 0;
-      for (const s of podStatus.containerStatuses) {
-        if (s.name !== c.name || (s.state !== 'exited' && s.state !== 'unknown')) continue;
-        count++;
-        if (count === 1) continue;
-        removed++;
-        await this.#removeContainer(s.id.id, signal).catch((err: unknown) =>
-          this.#logger.warn({ container: s.name, err: errorMessage(err) }, 'failed to prune init container'),
-        );
-      }
-    }
-    return removed;
-  }
-
-  /**
-   * Removes each container instance that was made but never started while a newer instance of
-   * the same name exists. A CreateContainer whose reply was lost with the runtime (it restarted)
-   * leaves such an instance, which the sync that replaced it could not see; GC would keep it as
-   * the one dead instance per container for good. Not in upstream (see the README).
-   */
-  async #removeSupersededNeverStarted(podStatus: RuntimePodStatus, signal?: AbortSignal): Promise<number> {
-    const newest = new Set<string>();
-    let removed = 0;
-    // containerStatuses are newest first.
-    for (const s of podStatus.containerStatuses) {
-      if (!newest.has(s.name)) {
-        newest.add(s.name);
-        continue;
-      }
-      if (s.state !== 'created') continue;
-      removed++;
-      await this.#removeContainer(s.id.id, signal).catch((err: unknown) =>
-        this.#logger.warn(
-          { container: s.name, id: s.id.id, err: errorMessage(err) },
-          'failed to remove a container that never started',
-        ),
-      );
-    }
-    return removed;
-  }
-
   // ---- GC -----------------------------------------------------------------------------------
 
   async garbageCollect(o: RuntimeGarbageCollectOptions): Promise<void> {
@@ -1466,7 +899,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
         shouldPodContentBeRemoved: () => false,
         shouldPodRuntimeBeRemoved: () => false,
       },
-      removeContainer: (id, signal) => this.#removeContainer(id, signal),
+      removeContainer: (id, signal) => removeContainer(this.#containers, id, signal),
       // With no pod: its preStop hook and grace period come from its own labels.
       killContainer: (id, name, signal) =>
         this.killContainer({
@@ -1479,29 +912,6 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
       ...o,
     });
   }
-}
-
-/** The grace period of a kill, in seconds (upstream `setTerminationGracePeriod`). */
-export function setTerminationGracePeriod(
-  pod: Pod,
-  container: Container,
-  reason: ContainerKillReason,
-): number {
-  const deletion = pod.metadata?.deletionGracePeriodSeconds;
-  if (deletion !== undefined && deletion !== null) return deletion;
-  const spec = pod.spec?.terminationGracePeriodSeconds;
-  if (spec !== undefined && spec !== null) {
-    const probe =
-      reason === 'StartupProbe'
-        ? container.startupProbe
-        : reason === 'LivenessProbe'
-          ? container.livenessProbe
-          : undefined;
-    const probeGrace = probe?.terminationGracePeriodSeconds;
-    if (probeGrace !== undefined && probeGrace !== null) return probeGrace;
-    return spec;
-  }
-  return minimumGracePeriodInSeconds;
 }
 
 /**
@@ -1527,35 +937,4 @@ function composePodStatus(
     containerStatuses,
     timestamp,
   };
-}
-
-/** A pod's IPs: its newest sandbox's, while that sandbox is ready. */
-function podIPsOf(newest: RuntimeSandboxStatus | undefined): readonly string[] {
-  return newest?.state === 'ready' ? newest.ips : [];
-}
-
-/** A sandbox's IPs (upstream `determinePodSandboxIPs`): the primary if any, then the others; none if one is not an IP. */
-function sandboxIPs(s: CriPodSandboxStatus): string[] {
-  const network = s.network;
-  if (!network) return [];
-  const ips = network.ip ? [network.ip] : [];
-  for (const a of network.additionalIps) ips.push(a.ip);
-  return ips.every((ip) => isIP(ip) !== 0) ? ips : [];
-}
-
-/** A failed step of sandbox creation: `message` is upstream's "Failed to … for pod …: <error>". */
-class SandboxCreationError extends Error {
-  constructor(what: string, cause: unknown) {
-    super(`${what}: ${goErrorString(cause)}`, { cause });
-    this.name = 'SandboxCreationError';
-  }
-}
-
-/** An error as Go's `%v` prints it: a CRI error as `rpc error: code = … desc = …`. */
-function goErrorString(err: unknown): string {
-  if (CriError.is(err)) {
-    const code = err.code === 'Cancelled' ? 'Canceled' : err.code;
-    return `rpc error: code = ${code} desc = ${err.details}`;
-  }
-  return errorMessage(err);
 }

@@ -37,7 +37,7 @@ export function buildContainerLogsDirectory(
   return path.join(buildPodLogsDirectory(root, namespace, name, uid), containerName);
 }
 
-/** How pod DNS is configured (upstream kubelet `clusterDNS`, `clusterDomain`, `resolvConf`). */
+/** How pod DNS is configured (upstream kubelet `clusterDNS`, `clusterDomain`, `resolvConf`). @public */
 export interface DNSOptions {
   readonly clusterDNS?: readonly string[];
   readonly clusterDomain?: string;
@@ -175,7 +175,7 @@ export function namespacesForPod(
   };
 }
 
-/** Options of {@link generatePodSandboxConfig}. */
+/** Options of {@link generatePodSandboxConfig}. @internal */
 export interface SandboxConfigOptions extends DNSOptions {
   readonly podLogsRootDirectory: string;
   readonly cgroupParent: string;
@@ -186,6 +186,7 @@ export interface SandboxConfigOptions extends DNSOptions {
 /**
  * The pod's `securityContext.supplementalGroupsPolicy` in CRI form (newer than our API types);
  * undefined when unset. Upstream's API validation admits only Merge and Strict.
+ * @internal
  */
 export function supplementalGroupsPolicyOf(pod: Pod): SupplementalGroupsPolicy | undefined {
   const policy = (pod.spec?.securityContext as { supplementalGroupsPolicy?: string } | undefined)
@@ -232,7 +233,7 @@ export function generatePodSandboxLinuxConfig(
   };
 }
 
-/** The CRI sandbox config of a pod (upstream `generatePodSandboxConfig`). */
+/** The CRI sandbox config of a pod (upstream `generatePodSandboxConfig`). @internal */
 export function generatePodSandboxConfig(
   pod: Pod,
   attempt: number,

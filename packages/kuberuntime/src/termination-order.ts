@@ -1,5 +1,4 @@
-import type { Clock, Pod } from '@kubelet-kit/core';
-import { isRestartableInitContainer } from './helpers.js';
+import { type Clock, isRestartableInitContainer, type Pod } from '@kubelet-kit/core';
 
 // Termination order of a pod with sidecars (upstream `kuberuntime_termination_order.go`):
 // regular containers stop first, then restartable init containers in reverse spec order.

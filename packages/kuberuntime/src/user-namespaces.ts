@@ -6,7 +6,7 @@ import { NamespaceMode, type PartialMessage, type UserNamespace } from '@kubelet
 // User namespaces of pods (upstream `pkg/kubelet/userns`): hostUsers false gets the pod its own
 // range of host IDs, recorded in `<pods>/<uid>/userns` so it survives a restart of the agent.
 
-/** What the runtime says one of its handlers can do (CRI `Status().runtime_handlers`). */
+/** What the runtime says one of its handlers can do (CRI `Status().runtime_handlers`). @public */
 export interface RuntimeHandlerInfo {
   /** "" is the runtime's default handler. */
   readonly name: string;
@@ -14,7 +14,7 @@ export interface RuntimeHandlerInfo {
   readonly supportsRecursiveReadOnlyMounts: boolean;
 }
 
-/** Options of {@link UserNamespaceManager}. */
+/** Options of `UserNamespaceManager`. @public */
 export interface UserNamespaceManagerOptions {
   /** `<rootDirectory>/pods`. */
   readonly podsDirectory: string;

@@ -1,6 +1,6 @@
 import type { Container, Pod } from '@kubelet-kit/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newContainerAnnotations, newContainerLabels } from '../src/index.js';
+import { newContainerAnnotations, newContainerLabels } from '../src/labels.js';
 import { type Harness, harness } from './harness.js';
 import { checkCase, runCase } from './pod-actions-check.js';
 import { basicCases, initCases, sidecarCases, type TableCase } from './pod-actions-table.js';

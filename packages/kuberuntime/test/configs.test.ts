@@ -4,14 +4,10 @@ import path from 'node:path';
 import type { ConfigMap, ObjectGetter, Pod, Secret } from '@kubelet-kit/core';
 import { NamespaceMode } from '@kubelet-kit/cri';
 import { describe, expect, it } from 'vitest';
-import {
-  type EnvContext,
-  generateContainerConfig,
-  generatePodSandboxConfig,
-  getPodDNS,
-  makeEnvironmentVariables,
-  verifyRunAsNonRoot,
-} from '../src/index.js';
+import { verifyRunAsNonRoot } from '../src/container-config.js';
+import { type EnvContext, makeEnvironmentVariables } from '../src/env.js';
+import { generateContainerConfig, generatePodSandboxConfig } from '../src/index.js';
+import { getPodDNS } from '../src/sandbox-config.js';
 import { RecordingSubpather } from './fake-subpather.js';
 
 const getter = (cms: ConfigMap[], secrets: Secret[]): ObjectGetter => ({
@@ -307,7 +303,7 @@ describe('container config', () => {
 
 describe('/etc/hosts', () => {
   it('writes upstream’s managed hosts file and mounts it, unless the container mounts its own', async () => {
-    const { managedHostsFileContent } = await import('../src/index.js');
+    const { managedHostsFileContent } = await import('../src/etc-hosts.js');
     expect(
       managedHostsFileContent(
         ['10.1.0.5'],

@@ -5,17 +5,13 @@ import path from 'node:path';
 import { type CommandRunner, FakeClock, type Pod } from '@kubelet-kit/core';
 import { SecurityProfile_ProfileType } from '@kubelet-kit/cri';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  type ContainerConfigContext,
-  calcRestartCountByLogDir,
-  calculateLinuxResources,
-  type EnvContext,
-  generateContainerConfig,
-  getContainerOOMScoreAdjust,
-  HandlerRunner,
-  makeEnvironmentVariables,
-  TerminationOrdering,
-} from '../src/index.js';
+import { type EnvContext, makeEnvironmentVariables } from '../src/env.js';
+import { type ContainerConfigContext, generateContainerConfig } from '../src/index.js';
+import { HandlerRunner } from '../src/lifecycle.js';
+import { calcRestartCountByLogDir } from '../src/logs.js';
+import { getContainerOOMScoreAdjust } from '../src/qos.js';
+import { calculateLinuxResources } from '../src/resources.js';
+import { TerminationOrdering } from '../src/termination-order.js';
 import { RecordingSubpather } from './fake-subpather.js';
 
 // Cases checked against upstream's kuberuntime, kubelet_pods.go, lifecycle/handlers.go and

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { FakeClock, noopLogger } from '@kubelet-kit/core';
 import { ContainerState, PodSandboxState } from '@kubelet-kit/cri';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type ContainerGCOptions, containerGC, podUIDLabel } from '../src/index.js';
+import { type ContainerGCOptions, containerGC } from '../src/gc.js';
+import { podUIDLabel } from '../src/index.js';
 
 // containerGC against a recording fake of the CRI calls it makes (upstream kuberuntime_gc.go and
 // the TestContainerGC / TestSandboxGC tables of kuberuntime_gc_test.go).

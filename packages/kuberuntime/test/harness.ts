@@ -15,6 +15,7 @@ import {
   KubeGenericRuntimeManager,
   type KubeGenericRuntimeManagerOptions,
   newCrashLoopBackOff,
+  type RuntimeService,
 } from '../src/index.js';
 
 /** An in-memory CRI, a manager over it on a FakeClock, and temp directories. */
@@ -122,3 +123,22 @@ export function makePod(
     spec: { restartPolicy: 'Always', ...spec },
   };
 }
+
+/** The runtime service with some methods replaced (each override gets the real client). */
+export function overriding(
+  rs: RuntimeServiceClient,
+  overrides: Partial<Record<keyof RuntimeService, (real: RuntimeServiceClient, req: never) => unknown>>,
+): RuntimeService {
+  return new Proxy(rs, {
+    get(target, key, receiver) {
+      const override = overrides[key as keyof RuntimeService];
+      if (override) return (req: never) => override(target, req);
+      const value = Reflect.get(target, key, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+/** The pod as upstream's `format.Pod` prints it. */
+export const formatPod = (pod: Pod): string =>
+  `${pod.metadata!.name}_${pod.metadata!.namespace}(${pod.metadata!.uid})`;

@@ -1,21 +1,17 @@
 import type { Container, Pod } from '@kubelet-kit/core';
 import { describe, expect, it } from 'vitest';
+import { expand, mappingFuncFor } from '../src/expansion.js';
+import { getStableKey } from '../src/helpers.js';
+import { hashContainer } from '../src/index.js';
 import {
-  calculateLinuxResources,
-  computePodQOS,
-  expand,
   getContainerInfoFromAnnotations,
   getContainerInfoFromLabels,
-  getContainerOOMScoreAdjust,
-  getStableKey,
-  hashContainer,
-  mappingFuncFor,
-  milliCPUToQuota,
-  milliCPUToShares,
   newContainerAnnotations,
   newContainerLabels,
   newPodLabels,
-} from '../src/index.js';
+} from '../src/labels.js';
+import { computePodQOS, getContainerOOMScoreAdjust } from '../src/qos.js';
+import { calculateLinuxResources, milliCPUToQuota, milliCPUToShares } from '../src/resources.js';
 
 describe('hashContainer', () => {
   it('matches upstream TestConsistentHashContainer (v1.31+: 0x8e45cbd0)', () => {

@@ -9,7 +9,8 @@ import {
   SupplementalGroupsPolicy,
 } from '@kubelet-kit/cri';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { getAppArmorProfile, isAppArmorRequired, validateAppArmor } from '../src/index.js';
+import { getAppArmorProfile, isAppArmorRequired } from '../src/apparmor.js';
+import { validateAppArmor } from '../src/index.js';
 import { type Harness, harness, makePod } from './harness.js';
 
 // Pod fields that ask for more isolation: each works as upstream or fails the pod, never weaker.

@@ -1,11 +1,11 @@
-// Cases from upstream's kuberuntime_manager / kuberuntime_container / kuberuntime_sandbox code
-// and tests that the other suites do not pin: sync results and events of each failure of
-// sandbox creation and container start, and how statuses are read back.
+// Cases from upstream's kuberuntime_manager code and tests that the other suites do not pin:
+// sync results of a sandbox config that fails on a restart, how statuses are read back, and
+// killPod results. Sandbox creation and container start are in sandbox.test.ts and
+// container.test.ts.
 import type { Pod } from '@kubelet-kit/core';
 import { CriError, type RuntimeServiceClient } from '@kubelet-kit/cri';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RuntimeService } from '../src/index.js';
-import { type Harness, harness, makePod } from './harness.js';
+import { formatPod, type Harness, harness, makePod, overriding } from './harness.js';
 
 let h: Harness;
 beforeEach(async () => {
@@ -15,96 +15,10 @@ afterEach(async () => {
   await h.close();
 });
 
-/** The runtime service with some methods replaced (each override gets the real client). */
-function overriding(
-  rs: RuntimeServiceClient,
-  overrides: Partial<Record<keyof RuntimeService, (real: RuntimeServiceClient, req: never) => unknown>>,
-): RuntimeService {
-  return new Proxy(rs, {
-    get(target, key, receiver) {
-      const override = overrides[key as keyof RuntimeService];
-      if (override) return (req: never) => override(target, req);
-      const value = Reflect.get(target, key, receiver);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-}
-
 const ids = (pod: Pod) => ({
   uid: pod.metadata!.uid!,
   name: pod.metadata!.name!,
   namespace: pod.metadata!.namespace!,
-});
-const formatPod = (pod: Pod) => `${pod.metadata!.name}_${pod.metadata!.namespace}(${pod.metadata!.uid})`;
-
-describe('createPodSandbox failures (upstream SyncPod step 4 and createPodSandbox)', () => {
-  it('reports the RunPodSandbox error under the formatted pod, with upstream messages', async () => {
-    const pod = makePod({ containers: [{ name: 'c', image: 'busybox:v2' }] });
-    h.server.failNext('RunPodSandbox', 1, 'Unavailable', 'CNI is down');
-    const r = await h.sync(pod);
-    expect(r.syncResults.find((x) => x.action === 'CreatePodSandbox')).toEqual({
-      action: 'CreatePodSandbox',
-      target: formatPod(pod),
-      error: 'CreatePodSandboxError',
-      message: `Failed to create sandbox for pod "${formatPod(pod)}": rpc error: code = Unavailable desc = CNI is down`,
-    });
-    expect(h.recorder.events.find((e) => e.reason === 'FailedCreatePodSandBox')!.message).toBe(
-      'Failed to create pod sandbox: rpc error: code = Unavailable desc = CNI is down',
-    );
-  });
-
-  it('a config that cannot be generated is reported as such', async () => {
-    const pod = makePod({
-      containers: [{ name: 'c', image: 'busybox:v2' }],
-      hostname: 'h'.repeat(35),
-      subdomain: 'sub',
-      setHostnameAsFQDN: true,
-    });
-    const r = await h.sync(pod);
-    const create = r.syncResults.find((x) => x.action === 'CreatePodSandbox')!;
-    expect(create.error).toBe('CreatePodSandboxError');
-    expect(create.message).toMatch(
-      new RegExp(`^Failed to generate sandbox config for pod "${formatPod(pod).replace(/[()]/g, '\\$&')}": `),
-    );
-  });
-
-  // TestSyncPodWithSandboxAndDeletedPod: a pod being deleted whose sandbox cannot be created
-  // gives no sync error and no event.
-  it('a pod being deleted whose sandbox fails is no error', async () => {
-    const pod = makePod(
-      { containers: [{ name: 'c', image: 'busybox:v2' }] },
-      { deletionTimestamp: '2026-01-01T00:00:00Z', deletionGracePeriodSeconds: 30 },
-    );
-    h.server.failNext('RunPodSandbox', 1, 'Unknown', 'simulated error');
-    const r = await h.sync(pod);
-    expect(r.syncError).toBeUndefined();
-    expect(r.syncResults.filter((x) => x.error !== undefined)).toEqual([]);
-    expect(r.syncResults.some((x) => x.action === 'StartContainer')).toBe(false);
-    expect(h.recorder.events.some((e) => e.reason === 'FailedCreatePodSandBox')).toBe(false);
-  });
-
-  it('a new sandbox whose status cannot be read fails the sync with FailedStatusPodSandBox', async () => {
-    const pod = makePod({ containers: [{ name: 'c', image: 'busybox:v2' }] });
-    const podStatus = await h.status(pod);
-    h.server.failNext('PodSandboxStatus', 1, 'Internal', 'boom');
-    const r = await h.manager.syncPod({ pod, podStatus, pullSecrets: [], backOff: h.backOff });
-    expect(r.syncError).toBeDefined();
-    expect(r.syncResults.some((x) => x.action === 'StartContainer')).toBe(false);
-    expect(h.recorder.events.find((e) => e.reason === 'FailedStatusPodSandBox')!.message).toBe(
-      'Unable to get pod sandbox status: rpc error: code = Internal desc = boom',
-    );
-  });
-
-  it('a new sandbox with a nil status fails the sync', async () => {
-    const pod = makePod({ containers: [{ name: 'c', image: 'busybox:v2' }] });
-    const podStatus = await h.status(pod);
-    const manager = h.newManager({
-      runtimeService: overriding(h.rs, { podSandboxStatus: () => Promise.resolve({ info: {} }) }),
-    });
-    const r = await manager.syncPod({ pod, podStatus, pullSecrets: [], backOff: h.backOff });
-    expect(r.syncError?.message).toBe('pod sandbox status is nil');
-    expect(r.syncResults.some((x) => x.action === 'StartContainer')).toBe(false);
-  });
 });
 
 // SyncPod: once the sandbox is there, a sandbox config that cannot be generated is a
@@ -140,103 +54,6 @@ it('a sandbox config that cannot be generated for a restart is ConfigPodSandboxE
     },
   ]);
   expect(h.server.calls('CreateContainer')).toHaveLength(0);
-});
-
-describe('startContainer steps (upstream kuberuntime_container.go)', () => {
-  const eventsOf = (reason: string) => h.recorder.events.filter((e) => e.reason === reason);
-
-  it('records Created and Started on the container, with upstream messages', async () => {
-    const pod = makePod({ containers: [{ name: 'c', image: 'busybox:v2' }] });
-    await h.sync(pod);
-    expect(eventsOf('Created').map((e) => [e.object.fieldPath, e.message])).toEqual([
-      ['spec.containers{c}', 'Created container: c'],
-    ]);
-    expect(eventsOf('Started').map((e) => [e.object.fieldPath, e.message])).toEqual([
-      ['spec.containers{c}', 'Started container c'],
-    ]);
-  });
-
-  // EnsureImageExists fails with a bare reason error, so the container's Failed event reads
-  // "Error: <reason>" (the image manager's own event carries the detail).
-  it('an image failure records "Error: <reason>" on the container', async () => {
-    const pod = makePod({
-      containers: [
-        { name: 'never', image: 'localhost/absent:1', imagePullPolicy: 'Never' },
-        { name: 'pull', image: 'localhost/absent:2', imagePullPolicy: 'Always' },
-      ],
-    });
-    h.server.setPullUnknownImages('NotFound');
-    const r = await h.sync(pod);
-    expect(r.syncResults.filter((x) => x.action === 'StartContainer').map((x) => x.error)).toEqual([
-      'ErrImageNeverPull',
-      'ErrImagePull',
-    ]);
-    expect(eventsOf('Failed').map((e) => [e.object.fieldPath, e.message])).toEqual([
-      ['spec.containers{never}', 'Error: ErrImageNeverPull'],
-      ['spec.containers{pull}', expect.stringMatching(/^Failed to pull image "localhost\/absent:2": /)],
-      ['spec.containers{pull}', 'Error: ErrImagePull'],
-    ]);
-  });
-
-  it('a config error is CreateContainerConfigError with a Failed event, and nothing is created', async () => {
-    const pod = makePod({
-      containers: [
-        {
-          name: 'c',
-          image: 'busybox:v2',
-          env: [{ name: 'X', valueFrom: { configMapKeyRef: { name: 'cm', key: 'k' } } }],
-        },
-      ],
-    });
-    const r = await h.sync(pod);
-    const start = r.syncResults.find((x) => x.action === 'StartContainer')!;
-    expect(start.error).toBe('CreateContainerConfigError');
-    expect(eventsOf('Failed').map((e) => e.message)).toEqual([`Error: ${start.message}`]);
-    expect(h.server.calls('CreateContainer')).toHaveLength(0);
-    expect(eventsOf('Created')).toEqual([]);
-  });
-
-  it('a failed CreateContainer is CreateContainerError with the runtime message', async () => {
-    const pod = makePod({ containers: [{ name: 'c', image: 'busybox:v2' }] });
-    h.server.failNext('CreateContainer', 1, 'Unknown', 'no space left');
-    const r = await h.sync(pod);
-    expect(r.syncResults.find((x) => x.action === 'StartContainer')).toMatchObject({
-      error: 'CreateContainerError',
-      message: 'no space left',
-    });
-    expect(eventsOf('Failed').map((e) => e.message)).toEqual(['Error: no space left']);
-    expect(eventsOf('Created')).toEqual([]);
-  });
-
-  // recordContainerEvent: a runtime error naming the container ID is recorded with the
-  // container's name instead (the sync result keeps the runtime's message).
-  it('a failed StartContainer is RunContainerError; its event names the container, not its ID', async () => {
-    const pod = makePod({ containers: [{ name: 'c', image: 'busybox:v2' }] });
-    let startedId = '';
-    const manager = h.newManager({
-      runtimeService: overriding(h.rs, {
-        startContainer: (_real, req: { containerId: string }) => {
-          startedId = req.containerId;
-          return Promise.reject(
-            new CriError({
-              grpcStatus: 2,
-              details: `failed to start ${req.containerId}: exec format error`,
-              method: 'StartContainer',
-            }),
-          );
-        },
-      }),
-    });
-    const podStatus = await h.status(pod);
-    const r = await manager.syncPod({ pod, podStatus, pullSecrets: [], backOff: h.backOff });
-    expect(r.syncResults.find((x) => x.action === 'StartContainer')).toMatchObject({
-      error: 'RunContainerError',
-      message: `failed to start ${startedId}: exec format error`,
-    });
-    expect(eventsOf('Failed').map((e) => e.message)).toEqual(['Error: failed to start c: exec format error']);
-    expect(eventsOf('Created')).toHaveLength(1);
-    expect(eventsOf('Started')).toEqual([]);
-  });
 });
 
 describe('getPodStatus (upstream GetPodStatus, toKubeContainerStatus, determinePodSandboxIPs)', () => {

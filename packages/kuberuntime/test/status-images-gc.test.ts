@@ -2,13 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { FakeClock, InMemoryEventRecorder, noopLogger, type Secret } from '@kubelet-kit/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  convertPodStatusToRunningPod,
-  ImageManager,
-  type ImageService,
-  pullPolicyOf,
-  pullSecretsToAuth,
-} from '../src/index.js';
+import { ImageManager, type ImageService, pullPolicyOf, pullSecretsToAuth } from '../src/images.js';
+import { convertPodStatusToRunningPod } from '../src/index.js';
 import { type Harness, harness, makePod } from './harness.js';
 
 let h: Harness;
