@@ -11,6 +11,7 @@ import {
   isMirrorPod,
   isStaticPod,
   type Logger,
+  NetworkNotReadyError,
   noopEventRecorder,
   noopLogger,
   type ObjectGetter,
@@ -876,7 +877,7 @@ export class Kubelet implements PodSyncer {
           o.metrics?.podStartDuration.observe(Math.max(0, this.#clock.now() - firstSeen) / 1000);
       }
       if (!pod.spec?.hostNetwork && o.networkReady && !o.networkReady()) {
-        throw new Error('network is not ready: container runtime network not ready');
+        throw new NetworkNotReadyError();
       }
       await this.#tryReconcileMirrorPods(pod, mirrorPod);
       if (!this.#podDirsMade.has(uid)) {

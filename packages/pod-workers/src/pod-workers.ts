@@ -6,6 +6,7 @@ import {
   isStaticPod,
   jitter,
   type Logger,
+  NetworkNotReadyError,
   noopEventRecorder,
   noopLogger,
   type Pod,
@@ -1046,7 +1047,7 @@ export class BasicPodWorkers implements PodWorkers {
     if (phaseTransition) delay = 0;
     else if (err === undefined) {
       delay = jitter(this.#resyncIntervalMs, WorkerResyncIntervalJitterFactor, this.#random);
-    } else if (errorMessage(err).includes(NetworkNotReadyErrorMsg)) {
+    } else if (err instanceof NetworkNotReadyError) {
       delay = jitter(BackOffOnTransientErrorPeriodMs, WorkerBackOffPeriodJitterFactor, this.#random);
     } else {
       delay = jitter(this.#backOffPeriodMs, WorkerBackOffPeriodJitterFactor, this.#random);
