@@ -7,6 +7,7 @@ import {
   type EventRecorder,
   InMemoryEventRecorder,
   type Logger,
+  type NodeAllocatable,
   noopLogger,
   type ObjectGetter,
   type Pod,
@@ -32,7 +33,6 @@ import {
   SystemMounter,
 } from '@kubelet-kit/volume-manager';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { NodeAllocatable } from './admission.js';
 import { ApiserverRuntimeClassList } from './apiserver-runtime-classes.js';
 import type { PodConfigView, ProbeManagerView } from './deps.js';
 import { instrumentCriClient } from './instrumented.js';

@@ -1,7 +1,7 @@
-import type { Pod, PodStatus, PodUpdate, ProbeResult, RuntimePodStatus } from '@kubelet-kit/core';
+import type { Pod, PodStatus, PodUpdate, ProbeResultUpdate, RuntimePodStatus } from '@kubelet-kit/core';
 
-// The narrow views the agent needs of each manager. The factory (`createKubelet`) passes the
-// packages' own implementations; tests and embedders can pass their own.
+// The narrow views the agent needs of each manager. `createAgent` passes the packages' own
+// implementations; tests and embedders can pass their own.
 
 /** The merged pod update stream (pod-config's `PodConfig`). */
 export interface PodConfigView {
@@ -24,13 +24,6 @@ export interface StatusManagerView {
   setContainerStartup(podUid: string, containerId: string, started: boolean): void;
   terminatePod(pod: Pod): void;
   removeOrphanedStatuses(podUids: ReadonlySet<string>): void;
-}
-
-/** A change of one probe result. */
-export interface ProbeResultUpdate {
-  readonly containerId: string;
-  readonly result: ProbeResult;
-  readonly podUid: string;
 }
 
 /** The probe manager, as the agent drives it. */

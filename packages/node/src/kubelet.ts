@@ -12,6 +12,7 @@ import {
   isStaticPod,
   type Logger,
   NetworkNotReadyError,
+  type NodeAllocatable,
   noopEventRecorder,
   noopLogger,
   type ObjectGetter,
@@ -19,6 +20,7 @@ import {
   type PodStatus,
   type PodStatusCache,
   type PodUpdate,
+  podEventReference,
   podSyncResultError,
   type Runtime,
   type RuntimePod,
@@ -44,7 +46,7 @@ import {
 import { generatePodReadyCondition, isPodPhaseTerminal } from '@kubelet-kit/status-manager';
 import { cleanPodSubPaths, containerSubPathDirectoryName } from '@kubelet-kit/volume-manager';
 import PQueue from 'p-queue';
-import { admitPod, type NodeAllocatable, PodResourceUsage } from './admission.js';
+import { admitPod, PodResourceUsage } from './admission.js';
 import { generateAPIPodStatus } from './api-pod-status.js';
 import type {
   PlegView,
@@ -134,7 +136,8 @@ function changedContainers(r: SyncResult): boolean {
 }
 const housekeepingPeriodMs = 2000;
 
-function podRef(pod: Pod): { uid: string; name: string; namespace: string } {
+/** What the PLEG needs to read one pod. */
+function inspectionTarget(pod: Pod): { uid: string; name: string; namespace: string } {
   return {
     uid: pod.metadata?.uid ?? '',
     name: pod.metadata?.name ?? '',
@@ -612,17 +615,7 @@ export class Kubelet implements PodSyncer {
   }
 
   #rejectPod(pod: Pod, reason: string, message: string): void {
-    this.#recorder.event(
-      {
-        kind: 'Pod',
-        namespace: pod.metadata?.namespace ?? '',
-        name: pod.metadata?.name ?? '',
-        uid: pod.metadata?.uid ?? '',
-      },
-      'Warning',
-      reason,
-      message,
-    );
+    this.#recorder.event(podEventReference(pod), 'Warning', reason, message);
     this.#log.warn({ pod: getPodFullName(pod), reason, message }, 'pod rejected');
     this.#o.statusManager.setPodStatus(pod, {
       ...(pod.status ?? {}),
@@ -771,7 +764,7 @@ export class Kubelet implements PodSyncer {
     if (!this.#pastActiveDeadline(pod)) return undefined;
     const reason = 'DeadlineExceeded';
     const message = 'Pod was active on the node longer than the specified deadline';
-    this.#recorder.event({ kind: 'Pod', ...podRef(pod) }, 'Normal', reason, message);
+    this.#recorder.event(podEventReference(pod), 'Normal', reason, message);
     return { reason, message };
   }
 
@@ -893,7 +886,7 @@ export class Kubelet implements PodSyncer {
           await o.volumeManager.waitForAttachAndMount(pod, { signal: ctx.signal });
         } catch (err) {
           this.#recorder.event(
-            { kind: 'Pod', namespace: pod.metadata?.namespace ?? '', name: pod.metadata?.name ?? '', uid },
+            podEventReference(pod),
             'Warning',
             'FailedMount',
             `Unable to attach or mount volumes: ${(err as Error).message}`,
@@ -930,7 +923,7 @@ export class Kubelet implements PodSyncer {
           : await runtimeSync();
       } finally {
         // After a failure nobody knows what was made: read the pod.
-        if (held && changed) this.#requestInspection(podRef(pod), statusAfter);
+        if (held && changed) this.#requestInspection(inspectionTarget(pod), statusAfter);
         else if (held) o.pleg.releasePod?.(uid);
       }
       // A new start failure (CrashLoopBackOff, ErrImagePull, …) shows in the status at once, not
@@ -971,11 +964,11 @@ export class Kubelet implements PodSyncer {
       ...(gracePeriod !== undefined ? { gracePeriodOverride: gracePeriod } : {}),
       signal: ctx.signal,
     });
-    if (result.syncResults.some(changedContainers)) this.#requestInspection(podRef(pod));
+    if (result.syncResults.some(changedContainers)) this.#requestInspection(inspectionTarget(pod));
     const err = podSyncResultError(result);
     if (err) {
       this.#recorder.event(
-        { kind: 'Pod', ...podRef(pod) },
+        podEventReference(pod),
         'Warning',
         'FailedKillPod',
         `error killing pod: ${err.message}`,
