@@ -11,7 +11,11 @@ import {
 import { findUntoleratedTaint, type NodeInfo, nodeOS, podMatchesNodeAffinity } from './node-info.js';
 import type { SysctlAllowlist } from './sysctl.js';
 
-/** The outcome of admitting a pod (upstream `lifecycle.PodAdmitResult`). */
+/**
+ * The outcome of admitting a pod (upstream `lifecycle.PodAdmitResult`).
+ *
+ * @public
+ */
 export interface PodAdmitResult {
   readonly admit: boolean;
   /** e.g. `OutOfpods`, `OutOfcpu`, `OutOfmemory`, `NodePorts`, `PodOSNotSupported`, `HostNetworkNotAllowed`. */

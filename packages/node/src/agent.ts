@@ -35,7 +35,11 @@ import { SysctlAllowlist } from './sysctl.js';
  */
 const defaultMaxConcurrentCreationCalls = 4;
 
-/** Options of {@link createAgent}: the `kubelet-kit run` flags, as an object. */
+/**
+ * Options of {@link createAgent}: the `kubelet-kit run` flags, as an object.
+ *
+ * @public
+ */
 export interface AgentOptions {
   /** The node's name (upstream --hostname-override); default the host name, lowercased. */
   readonly nodeName?: string;
@@ -115,7 +119,11 @@ export interface AgentOptions {
   readonly onSourceError?: (error: Error) => void;
 }
 
-/** A running agent: the kubelet, its HTTP endpoints and what it was built from. */
+/**
+ * A running agent: the kubelet, its HTTP endpoints and what it was built from.
+ *
+ * @public
+ */
 export interface Agent {
   readonly kubelet: Kubelet;
   readonly metrics: KubeletMetrics;
@@ -140,7 +148,11 @@ function defaultNodeIPs(): string[] {
   return ['127.0.0.1'];
 }
 
-/** Builds a node agent from the kubelet-kit packages, as `kubelet-kit run` does. */
+/**
+ * Builds a node agent from the kubelet-kit packages, as `kubelet-kit run` does.
+ *
+ * @public
+ */
 export function createAgent(options: AgentOptions): Agent {
   const clock = options.clock ?? new RealClock();
   const logger = options.logger ?? noopLogger;

@@ -63,7 +63,11 @@ import { PodInspections } from './pod-inspections.js';
 import { ReasonCache } from './reason-cache.js';
 import type { SysctlAllowlist } from './sysctl.js';
 
-/** Options of {@link Kubelet}. */
+/**
+ * Options of {@link Kubelet}.
+ *
+ * @public
+ */
 export interface KubeletOptions {
   readonly nodeName: string;
   /** Where pod data directories live: `<rootDirectory>/pods/<uid>`. */
@@ -176,10 +180,12 @@ function creationTime(pod: Pod): number {
  * The node agent: the kubelet's sync loop over pod updates, PLEG events, the 1 s sync tick,
  * the 2 s housekeeping and probe results, and the pod lifecycle (`syncPod`,
  * `syncTerminatingPod`, `syncTerminatedPod`) that the pod workers call.
+ *
+ * @public
  */
 export class Kubelet implements PodSyncer {
   readonly podWorkers: PodWorkers;
-  readonly reasonCache = new ReasonCache();
+  readonly #reasonCache = new ReasonCache();
   readonly #o: KubeletOptions;
   readonly #log: Logger;
   readonly #recorder: EventRecorder;
@@ -623,7 +629,7 @@ export class Kubelet implements PodSyncer {
       podStatus,
       podIsTerminal,
       cachedStatus: o.statusManager.getPodStatus(uid),
-      reasonCache: this.reasonCache,
+      reasonCache: this.#reasonCache,
       nodeIPs: o.nodeIPs,
       shouldEvict: (p) => this.#activeDeadline.shouldEvict(p),
       ...(o.probeManager
@@ -733,7 +739,7 @@ export class Kubelet implements PodSyncer {
       }
       // A new start failure (CrashLoopBackOff, ErrImagePull, …) shows in the status at once, not
       // only from the next sync (which, for a backoff, is when the wait ends).
-      if (this.reasonCache.update(uid, result))
+      if (this.#reasonCache.update(uid, result))
         o.statusManager.setPodStatus(pod, this.#apiStatus(pod, podStatus, false));
       const err = podSyncResultError(result);
       // A backoff wait is not a failure (no error backoff, no FailedSync), but the pod is
@@ -817,7 +823,7 @@ export class Kubelet implements PodSyncer {
     o.statusManager.setPodStatus(pod, this.#apiStatus(pod, podStatus, true));
     await o.volumeManager?.waitForUnmount(pod, { signal: ctx.signal });
     o.statusManager.terminatePod(pod);
-    this.reasonCache.removePod(pod.metadata?.uid ?? '');
+    this.#reasonCache.removePod(pod.metadata?.uid ?? '');
     this.#startedPods.delete(pod.metadata?.uid ?? '');
     this.#podDirsMade.delete(pod.metadata?.uid ?? '');
     this.#gcRequested = true;

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { FakeClock, type Pod } from '@kubelet-kit/core';
 import { InMemoryCriServer } from '@kubelet-kit/cri/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Agent, createAgent } from '../src/index.js';
+import { type Agent, createAgent } from '../src/agent.js';
 import { pump } from './pump.js';
 
 // API server mode end to end in one process: pods bound to the node come from a local HTTP
