@@ -394,12 +394,7 @@ export class Kubelet implements PodSyncer {
         // A mirror pod's arrival is news for its static pod's worker (which then knows the
         // mirror to write status through); a mirror with no static pod is left alone.
         if (staticPod) {
-          this.podWorkers.updatePod({
-            updateType: 'update',
-            pod: staticPod,
-            mirrorPod: pod,
-            startTime: start,
-          });
+          this.#dispatchWork('update', staticPod, pod, start);
         }
         continue;
       }
@@ -432,12 +427,7 @@ export class Kubelet implements PodSyncer {
         usage.add(pod);
       }
       this.#activeDeadline.track(pod);
-      this.podWorkers.updatePod({
-        updateType: 'create',
-        pod,
-        ...(mirrorPod ? { mirrorPod } : {}),
-        startTime: start,
-      });
+      this.#dispatchWork('create', pod, mirrorPod, start);
     }
   }
 
@@ -450,12 +440,7 @@ export class Kubelet implements PodSyncer {
       if (!staticPod) continue;
       if (isMirrorPod(pod) && staticPod === pod) continue;
       this.#activeDeadline.track(staticPod);
-      this.podWorkers.updatePod({
-        updateType: 'update',
-        pod: staticPod,
-        ...(mirrorPod ? { mirrorPod } : {}),
-        startTime: start,
-      });
+      this.#dispatchWork('update', staticPod, mirrorPod, start);
     }
   }
 
@@ -467,12 +452,7 @@ export class Kubelet implements PodSyncer {
       if (isMirrorPod(pod)) {
         const { pod: staticPod, mirrorPod } = this.#o.podManager.getPodAndMirrorPod(pod);
         if (staticPod) {
-          this.podWorkers.updatePod({
-            updateType: 'update',
-            pod: staticPod,
-            ...(mirrorPod ? { mirrorPod } : {}),
-            startTime: start,
-          });
+          this.#dispatchWork('update', staticPod, mirrorPod, start);
         }
         continue;
       }
@@ -481,7 +461,7 @@ export class Kubelet implements PodSyncer {
         this.#log.info({ pod: getPodFullName(pod) }, 'skipping delete because sources are not ready yet');
         continue;
       }
-      this.podWorkers.updatePod({ updateType: 'kill', pod, startTime: start });
+      this.#dispatchWork('kill', pod, undefined, start);
     }
   }
 
@@ -498,12 +478,7 @@ export class Kubelet implements PodSyncer {
       // A mirror pod stands for its static pod, which is reconciled like any other.
       const target = wasMirror ? syncedPod : pod;
       if (!target || !needToReconcilePodReadiness(target)) continue;
-      this.podWorkers.updatePod({
-        updateType: 'sync',
-        pod: target,
-        ...(mirrorPod ? { mirrorPod } : {}),
-        startTime: start,
-      });
+      this.#dispatchWork('sync', target, mirrorPod, start);
     }
   }
 
@@ -511,12 +486,12 @@ export class Kubelet implements PodSyncer {
     const pod = this.#o.podManager.getPodByUID(uid);
     if (!pod) return;
     const { mirrorPod } = this.#o.podManager.getPodAndMirrorPod(pod);
-    this.podWorkers.updatePod({
-      updateType: 'sync',
-      pod,
-      ...(mirrorPod ? { mirrorPod } : {}),
-      startTime: this.#clock.now(),
-    });
+    this.#dispatchWork('sync', pod, mirrorPod, this.#clock.now());
+  }
+
+  /** Upstream `dispatchWork`: hands the pod (and its mirror, if any) to its worker. */
+  #dispatchWork(updateType: SyncPodType, pod: Pod, mirrorPod: Pod | undefined, startTime: number): void {
+    this.podWorkers.updatePod({ updateType, pod, ...(mirrorPod ? { mirrorPod } : {}), startTime });
   }
 
   #onPlegEvent(event: { readonly id: string; readonly type: string }): void {

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { FakeClock, noopEventRecorder, noopLogger } from '@kubelet-kit/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApiClients } from '../src/api-clients.js';
+import { writeKubeconfig } from './kubeconfig.js';
 
 const base = { nodeName: 'node-a', clock: new FakeClock(), logger: noopLogger };
 
@@ -18,24 +19,7 @@ afterEach(() => {
 });
 
 function kubeconfig(port: number): string {
-  const file = path.join(dir, 'kubeconfig');
-  fs.writeFileSync(
-    file,
-    [
-      'apiVersion: v1',
-      'kind: Config',
-      'clusters:',
-      // client-node only speaks plain HTTP to a server marked insecure.
-      `- name: local\n  cluster:\n    server: http://127.0.0.1:${port}\n    insecure-skip-tls-verify: true`,
-      'users:',
-      '- name: node\n  user:\n    token: t',
-      'contexts:',
-      '- name: local\n  context:\n    cluster: local\n    user: node',
-      'current-context: local',
-      '',
-    ].join('\n'),
-  );
-  return file;
+  return writeKubeconfig(path.join(dir, 'kubeconfig'), port);
 }
 
 describe('createApiClients without a kubeconfig', () => {
