@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -21,6 +20,7 @@ import type { ProbeManagerView } from './deps.js';
 import { Kubelet } from './kubelet.js';
 import { loggingRecorder } from './logging-recorder.js';
 import { KubeletMetrics } from './metrics.js';
+import { nodeAllocatable } from './node-allocatable.js';
 import { type NodeInfo, type NodeTaint, nodeLabels } from './node-info.js';
 import { appArmorHostError, type PodFeatureSupport } from './pod-feature-admission.js';
 import { createPodSources, podConfigView as podConfigViewOf, sourceErrorLog } from './pod-sources.js';
@@ -161,13 +161,12 @@ export function createAgent(options: AgentOptions): Agent {
   const rootDirectory = path.resolve(options.rootDirectory ?? '/var/lib/kubelet-kit');
   const nodeIPs = options.nodeIPs ?? defaultNodeIPs();
   const metrics = new KubeletMetrics();
-  const allocatable: NodeAllocatable = {
-    cpu: os.cpus().length,
-    memory: os.totalmem(),
-    pods: options.maxPods ?? 110,
-    ephemeralStorage: options.ephemeralStorageBytes ?? nodeEphemeralStorage(rootDirectory),
-    scalarResources: { ...hugePages(), ...options.extendedResources },
-  };
+  const allocatable = nodeAllocatable({
+    rootDirectory,
+    maxPods: options.maxPods,
+    ephemeralStorageBytes: options.ephemeralStorageBytes,
+    extendedResources: options.extendedResources,
+  });
   const node: NodeInfo = {
     name: nodeName,
     labels: nodeLabels(nodeName, options.nodeLabels),
@@ -386,44 +385,4 @@ export function createAgent(options: AgentOptions): Agent {
       cri.close();
     },
   };
-}
-
-/**
- * Upstream's allocatable ephemeral storage: the capacity of the filesystem holding the root
- * directory less the default hard eviction threshold (nodefs.available < 10 %).
- */
-function nodeEphemeralStorage(rootDirectory: string): number {
-  // The root directory may not exist yet: its nearest existing ancestor is on the same filesystem.
-  let dir = rootDirectory;
-  while (!fs.existsSync(dir) && path.dirname(dir) !== dir) dir = path.dirname(dir);
-  const st = fs.statfsSync(dir);
-  const capacity = st.blocks * st.bsize;
-  return capacity - Math.floor(capacity * 0.1);
-}
-
-/** `hugepages-<size>` capacity in bytes from /sys/kernel/mm/hugepages, as cadvisor reports it. */
-function hugePages(): Record<string, number> {
-  const dir = '/sys/kernel/mm/hugepages';
-  const out: Record<string, number> = {};
-  let entries: string[];
-  try {
-    entries = fs.readdirSync(dir);
-  } catch {
-    return out;
-  }
-  for (const e of entries) {
-    const m = /^hugepages-(\d+)kB$/.exec(e);
-    if (!m) continue;
-    const kib = Number(m[1]);
-    let pages = 0;
-    try {
-      pages = Number(fs.readFileSync(path.join(dir, e, 'nr_hugepages'), 'utf8').trim()) || 0;
-    } catch {
-      // Unreadable: none of that size.
-    }
-    const size =
-      kib % 1048576 === 0 ? `${kib / 1048576}Gi` : kib % 1024 === 0 ? `${kib / 1024}Mi` : `${kib}Ki`;
-    out[`hugepages-${size}`] = pages * kib * 1024;
-  }
-  return out;
 }
