@@ -8,6 +8,7 @@
 
 export * from './backoff.js';
 export * from './clock.js';
+export { NetworkNotReadyError } from './errors.js';
 export * from './events.js';
 export type * from './k8s.js';
 export * from './logger.js';

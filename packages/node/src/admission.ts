@@ -1,6 +1,7 @@
 import {
   type Container,
   isStaticPod,
+  type NodeAllocatable,
   type Pod,
   parseQuantity,
   type Quantity,
@@ -10,29 +11,16 @@ import {
 import { findUntoleratedTaint, type NodeInfo, nodeOS, podMatchesNodeAffinity } from './node-info.js';
 import type { SysctlAllowlist } from './sysctl.js';
 
-/** The outcome of admitting a pod (upstream `lifecycle.PodAdmitResult`). */
+/**
+ * The outcome of admitting a pod (upstream `lifecycle.PodAdmitResult`).
+ *
+ * @public
+ */
 export interface PodAdmitResult {
   readonly admit: boolean;
   /** e.g. `OutOfpods`, `OutOfcpu`, `OutOfmemory`, `NodePorts`, `PodOSNotSupported`, `HostNetworkNotAllowed`. */
   readonly reason?: string;
   readonly message?: string;
-}
-
-/** What the node can give pods. */
-export interface NodeAllocatable {
-  /** Cores. */
-  readonly cpu: number;
-  /** Bytes. */
-  readonly memory: number;
-  readonly pods: number;
-  /** Bytes of local ephemeral storage; without it, ephemeral-storage requests are not checked. */
-  readonly ephemeralStorage?: number;
-  /**
-   * Scalar resources by name: extended resources (`example.com/foo`, whole units) and hugepages
-   * (`hugepages-2Mi`, bytes). An extended resource absent here is one the node does not know:
-   * requests of it are ignored, as upstream (cluster-level resources); absent hugepages are 0.
-   */
-  readonly scalarResources?: Readonly<Record<string, number>>;
 }
 
 /** Options of {@link admitPod}. */

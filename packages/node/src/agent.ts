@@ -1,47 +1,30 @@
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  ApiserverSourceName,
   type Clock,
   type EventRecorder,
-  InMemoryEventRecorder,
   type Logger,
+  type NodeAllocatable,
   noopLogger,
-  type ObjectGetter,
   type Pod,
   RealClock,
 } from '@kubelet-kit/core';
-import { ImageServiceClient, RuntimeServiceClient } from '@kubelet-kit/cri';
 import { KubeGenericRuntimeManager } from '@kubelet-kit/kuberuntime';
-import { GenericPLEG, RuntimePodStatusCache } from '@kubelet-kit/pleg';
-import { ApiserverSource, FileSource, HttpSource, PodConfig, type PodSource } from '@kubelet-kit/pod-config';
+import { PodConfig, type PodSource } from '@kubelet-kit/pod-config';
 import { BasicPodManager } from '@kubelet-kit/pod-manager';
 import { DefaultProbeManager, DefaultResultsManager } from '@kubelet-kit/prober';
-import {
-  ApiserverStatusSink,
-  newStatusManager,
-  type PodStatusApi,
-  type StatusSink,
-} from '@kubelet-kit/status-manager';
-import {
-  ApiserverObjectGetter,
-  BasicVolumeManager,
-  LocalObjectGetter,
-  SafeSubpather,
-  SystemMounter,
-} from '@kubelet-kit/volume-manager';
-import type { KubeConfig } from '@kubernetes/client-node';
-import type { NodeAllocatable } from './admission.js';
-import { ApiserverRuntimeClassList } from './apiserver-runtime-classes.js';
-import type { PodConfigView, ProbeManagerView } from './deps.js';
-import { instrumentCriClient } from './instrumented.js';
+import { newStatusManager } from '@kubelet-kit/status-manager';
+import { BasicVolumeManager, SafeSubpather, SystemMounter } from '@kubelet-kit/volume-manager';
+import { createApiClients } from './api-clients.js';
+import type { ProbeManagerView } from './deps.js';
 import { Kubelet } from './kubelet.js';
+import { loggingRecorder } from './logging-recorder.js';
 import { KubeletMetrics } from './metrics.js';
-import { ApiserverMirrorClient, type MirrorClient, type MirrorPodApi } from './mirror-client.js';
+import { nodeAllocatable } from './node-allocatable.js';
 import { type NodeInfo, type NodeTaint, nodeLabels } from './node-info.js';
 import { appArmorHostError, type PodFeatureSupport } from './pod-feature-admission.js';
-import { LocalRuntimeClassList, loadRuntimeClasses } from './runtime-classes.js';
+import { createPodSources, podConfigView as podConfigViewOf, sourceErrorLog } from './pod-sources.js';
+import { createCriServices, createPleg, RuntimeState } from './runtime-state.js';
 import { KubeletServer } from './server.js';
 import { SysctlAllowlist } from './sysctl.js';
 
@@ -51,10 +34,12 @@ import { SysctlAllowlist } from './sysctl.js';
  * created at a time and no bound on calls.
  */
 const defaultMaxConcurrentCreationCalls = 4;
-/** The runtime counts as down once Status has not answered ready for this long (upstream, 30 s). */
-const maxWaitForContainerRuntimeMs = 30_000;
 
-/** Options of {@link createAgent}: the `kubelet-kit run` flags, as an object. */
+/**
+ * Options of {@link createAgent}: the `kubelet-kit run` flags, as an object.
+ *
+ * @public
+ */
 export interface AgentOptions {
   /** The node's name (upstream --hostname-override); default the host name, lowercased. */
   readonly nodeName?: string;
@@ -134,7 +119,11 @@ export interface AgentOptions {
   readonly onSourceError?: (error: Error) => void;
 }
 
-/** A running agent: the kubelet, its HTTP endpoints and what it was built from. */
+/**
+ * A running agent: the kubelet, its HTTP endpoints and what it was built from.
+ *
+ * @public
+ */
 export interface Agent {
   readonly kubelet: Kubelet;
   readonly metrics: KubeletMetrics;
@@ -152,23 +141,6 @@ export interface Agent {
   stop(): Promise<void>;
 }
 
-/** Events go to the log too, as the kubelet's do, besides the bounded in-memory list. */
-function loggingRecorder(logger: Logger, inner: EventRecorder): EventRecorder {
-  return {
-    event(object, type, reason, message) {
-      inner.event(object, type, reason, message);
-      const fields = {
-        event: reason,
-        type,
-        object: `${object.kind}/${object.namespace ? `${object.namespace}/` : ''}${object.name ?? ''}`,
-        ...(object.fieldPath ? { fieldPath: object.fieldPath } : {}),
-      };
-      if (type === 'Warning') logger.warn(fields, message);
-      else logger.info(fields, message);
-    },
-  };
-}
-
 function defaultNodeIPs(): string[] {
   for (const addrs of Object.values(os.networkInterfaces())) {
     for (const a of addrs ?? []) if (a.family === 'IPv4' && !a.internal) return [a.address];
@@ -176,90 +148,42 @@ function defaultNodeIPs(): string[] {
   return ['127.0.0.1'];
 }
 
-/** Builds a node agent from the kubelet-kit packages, as `kubelet-kit run` does. */
+/**
+ * Builds a node agent from the kubelet-kit packages, as `kubelet-kit run` does.
+ *
+ * @public
+ */
 export function createAgent(options: AgentOptions): Agent {
   const clock = options.clock ?? new RealClock();
   const logger = options.logger ?? noopLogger;
-  const recorder =
-    options.recorder ??
-    loggingRecorder(logger, new InMemoryEventRecorder({ limit: 1000, now: () => clock.now() }));
+  const recorder = options.recorder ?? loggingRecorder(logger);
   const nodeName = (options.nodeName ?? os.hostname()).toLowerCase();
   const rootDirectory = path.resolve(options.rootDirectory ?? '/var/lib/kubelet-kit');
   const nodeIPs = options.nodeIPs ?? defaultNodeIPs();
   const metrics = new KubeletMetrics();
-  const allocatable: NodeAllocatable = {
-    cpu: os.cpus().length,
-    memory: os.totalmem(),
-    pods: options.maxPods ?? 110,
-    ephemeralStorage: options.ephemeralStorageBytes ?? nodeEphemeralStorage(rootDirectory),
-    scalarResources: { ...hugePages(), ...options.extendedResources },
-  };
+  const allocatable = nodeAllocatable({
+    rootDirectory,
+    maxPods: options.maxPods,
+    ephemeralStorageBytes: options.ephemeralStorageBytes,
+    extendedResources: options.extendedResources,
+  });
   const node: NodeInfo = {
     name: nodeName,
     labels: nodeLabels(nodeName, options.nodeLabels),
     taints: options.registerWithTaints ?? [],
   };
   const sysctls = SysctlAllowlist.forNode(options.allowedUnsafeSysctls);
-  const sourceErrors: string[] = [];
-  const onSourceError = (err: Error) => {
-    sourceErrors.push(err.message);
-    if (sourceErrors.length > 200) sourceErrors.shift();
-    logger.warn({ err: err.message }, 'pod source error');
-    options.onSourceError?.(err);
-  };
+  const { errors: sourceErrors, onError: onSourceError } = sourceErrorLog(logger, options.onSourceError);
 
-  // The API client costs tens of MiB to load: only an agent with a kubeconfig loads it, when its
-  // API-server source, status sink or object reads first need it (a bad kubeconfig fails start()).
-  const kubeconfigPath = options.kubeconfig;
-  let kubeConfigLoad: Promise<KubeConfig> | undefined;
-  const kubeConfig = kubeconfigPath
-    ? () =>
-        (kubeConfigLoad ??= import('@kubernetes/client-node').then(({ KubeConfig }) => {
-          const kc = new KubeConfig();
-          kc.loadFromFile(kubeconfigPath);
-          return kc;
-        }))
-    : undefined;
-
-  let objectGetter: ObjectGetter | undefined;
-  if (options.objectDirectory) {
-    objectGetter = new LocalObjectGetter({
-      directory: options.objectDirectory,
-      clock,
-      logger: logger.child({ component: 'objects' }),
-    });
-  } else if (kubeConfig) {
-    let getter: Promise<ApiserverObjectGetter> | undefined;
-    const apiGetter = () =>
-      (getter ??= kubeConfig().then(
-        (kc) =>
-          new ApiserverObjectGetter({
-            kubeConfig: kc,
-            clock,
-            logger: logger.child({ component: 'objects' }),
-          }),
-      ));
-    objectGetter = {
-      getConfigMap: async (namespace, name, signal) =>
-        (await apiGetter()).getConfigMap(namespace, name, signal),
-      getSecret: async (namespace, name, signal) => (await apiGetter()).getSecret(namespace, name, signal),
-    };
-  }
-
-  // RuntimeClasses: from the API server with a kubeconfig (as upstream's kubelet), local files
-  // (--runtime-classes) filling in names the API server lacks; from the files alone otherwise.
-  const localRuntimeClasses = options.runtimeClasses
-    ? loadRuntimeClasses(path.resolve(options.runtimeClasses))
-    : new LocalRuntimeClassList();
-  const apiRuntimeClasses = kubeConfig
-    ? new ApiserverRuntimeClassList({
-        kubeConfig,
-        fallback: localRuntimeClasses,
-        clock,
-        logger,
-      })
-    : undefined;
-  const runtimeClassGetter = apiRuntimeClasses ?? localRuntimeClasses;
+  const api = createApiClients({
+    kubeconfig: options.kubeconfig,
+    objectDirectory: options.objectDirectory,
+    runtimeClasses: options.runtimeClasses,
+    nodeName,
+    clock,
+    logger,
+  });
+  const { objectGetter } = api;
 
   // Several managers need the pod workers, which the kubelet owns: reach them lazily.
   let kubelet: Kubelet | undefined;
@@ -275,111 +199,33 @@ export function createAgent(options: AgentOptions): Agent {
 
   const podManager = new BasicPodManager();
   const podConfig = new PodConfig({ recorder, logger: logger.child({ component: 'config' }), clock });
-  const sources: PodSource[] = [];
-  const preventStaticPodAPIReferences = !options.allowStaticPodApiReferences;
-  if (options.podManifestPath) {
-    sources.push(
-      new FileSource({
-        path: path.resolve(options.podManifestPath),
-        nodeName,
-        clock,
-        logger: logger.child({ source: 'file' }),
-        recorder,
-        preventStaticPodAPIReferences,
-        onError: onSourceError,
-        ...(options.fileCheckFrequencyMs !== undefined ? { period: options.fileCheckFrequencyMs } : {}),
-      }),
-    );
-  }
-  if (options.manifestUrl) {
-    sources.push(
-      new HttpSource({
-        url: options.manifestUrl,
-        nodeName,
-        clock,
-        logger: logger.child({ source: 'http' }),
-        recorder,
-        preventStaticPodAPIReferences,
-        onError: onSourceError,
-      }),
-    );
-  }
-  if (kubeConfig) {
-    let apiSource: ApiserverSource | undefined;
-    sources.push({
-      name: ApiserverSourceName,
-      start: async (sink) => {
-        apiSource = new ApiserverSource({
-          kubeConfig: await kubeConfig(),
-          nodeName,
-          clock,
-          logger: logger.child({ source: 'api' }),
-          recorder,
-          onError: onSourceError,
-        });
-        await apiSource.start(sink);
-      },
-      stop: async () => {
-        await apiSource?.stop();
-      },
-    });
-  }
-  sources.push(...(options.sources ?? []));
-  const podConfigView: PodConfigView = {
-    updates: (signal) => podConfig.updates(signal ? { signal } : {}),
-    seenAllSources: () => podConfig.seenAllSources(podConfig.sources),
-    start: async () => {
-      for (const s of sources) await podConfig.addSource(s);
-    },
-    stop: () => podConfig.stop(),
-  };
-
-  const criLimits = options.maxCriMessageBytes ? { maxMessageBytes: options.maxCriMessageBytes } : {};
-  const runtimeService = instrumentCriClient(
-    new RuntimeServiceClient({ endpoint: options.runtimeEndpoint, ...criLimits }),
+  const sources = createPodSources({
+    podManifestPath: options.podManifestPath,
+    manifestUrl: options.manifestUrl,
+    fileCheckFrequencyMs: options.fileCheckFrequencyMs,
+    allowStaticPodApiReferences: options.allowStaticPodApiReferences,
+    apiserverSource: api.podSource({ recorder, onError: onSourceError }),
+    sources: options.sources,
+    nodeName,
+    clock,
+    logger,
+    recorder,
+    onError: onSourceError,
+  });
+  const podConfigView = podConfigViewOf(podConfig, sources);
+  const cri = createCriServices({
+    endpoint: options.runtimeEndpoint,
+    maxMessageBytes: options.maxCriMessageBytes,
     metrics,
-  );
-  const imageService = instrumentCriClient(
-    new ImageServiceClient({ endpoint: options.runtimeEndpoint, ...criLimits }),
-    metrics,
-  );
+  });
 
-  const sinks: StatusSink[] = [];
-  let mirrorClient: MirrorClient | undefined;
-  if (kubeConfig) {
-    let client: Promise<PodStatusApi & MirrorPodApi> | undefined;
-    const api = () =>
-      (client ??= Promise.all([kubeConfig(), import('@kubernetes/client-node')]).then(([kc, m]) =>
-        kc.makeApiClient(m.CoreV1Api),
-      ));
-    // Static pods show on the API server through their mirror pods.
-    mirrorClient = new ApiserverMirrorClient({
-      api: {
-        createNamespacedPod: async (...args) => (await api()).createNamespacedPod(...args),
-        deleteNamespacedPod: async (...args) => (await api()).deleteNamespacedPod(...args),
-        readNode: async (...args) => (await api()).readNode(...args),
-      },
-      nodeName,
-      logger,
-    });
-    sinks.push(
-      new ApiserverStatusSink({
-        api: {
-          readNamespacedPod: async (...args) => (await api()).readNamespacedPod(...args),
-          patchNamespacedPodStatus: async (...args) => (await api()).patchNamespacedPodStatus(...args),
-          deleteNamespacedPod: async (...args) => (await api()).deleteNamespacedPod(...args),
-        },
-        logger: logger.child({ component: 'status-sink' }),
-      }),
-    );
-  }
   const statusManager = newStatusManager({
     podManager,
     podDeletionSafety: {
       podCouldHaveRunningContainers: (pod: Pod) =>
         workers().couldHaveRunningContainers(pod.metadata?.uid ?? ''),
     },
-    sinks,
+    sinks: [...api.statusSinks],
     clock,
     logger: logger.child({ component: 'status' }),
   });
@@ -407,8 +253,8 @@ export function createAgent(options: AgentOptions): Agent {
   });
 
   const runtime = new KubeGenericRuntimeManager({
-    runtimeService,
-    imageService,
+    runtimeService: cri.runtimeService,
+    imageService: cri.imageService,
     clock,
     logger: logger.child({ component: 'kuberuntime' }),
     recorder,
@@ -423,7 +269,7 @@ export function createAgent(options: AgentOptions): Agent {
     nodeName,
     nodeIPs,
     maxConcurrentCreationCalls: options.maxConcurrentCreationCalls ?? defaultMaxConcurrentCreationCalls,
-    runtimeClassGetter,
+    runtimeClassGetter: api.runtimeClasses,
   });
   const podFeatures: PodFeatureSupport = {
     appArmorHostError: appArmorHostError(),
@@ -453,28 +299,8 @@ export function createAgent(options: AgentOptions): Agent {
     onResult: (type, listener) => resultManagers[type].subscribe(listener),
   };
 
-  const podCache = new RuntimePodStatusCache();
-  const pleg = new GenericPLEG({
-    runtime,
-    cache: podCache,
-    clock,
-    logger: logger.child({ component: 'pleg' }),
-    // The sync loop takes events through watch(); an unread channel would fill and drop.
-    channelCapacity: 0,
-    onRelist: (r) => metrics.plegRelistDuration.observe(r.durationMs / 1000),
-  });
-
-  let networkReady = true;
-  // Upstream runtimeState: when the runtime last answered Status ready, and why it is not ready.
-  let lastRuntimeSync = 0;
-  let runtimeNotReady: string | undefined;
-  const runtimeErrors = (): string | undefined => {
-    const errs: string[] = [];
-    if (clock.since(lastRuntimeSync) > maxWaitForContainerRuntimeMs) errs.push('container runtime is down');
-    if (runtimeNotReady) errs.push(runtimeNotReady);
-    if (errs.length === 0) return undefined;
-    return errs.length === 1 ? errs[0] : `[${errs.join(', ')}]`;
-  };
+  const { pleg, podCache } = createPleg({ runtime, clock, logger, metrics });
+  const runtimeState = new RuntimeState({ runtime, clock, logger });
   kubelet = new Kubelet({
     nodeName,
     rootDirectory,
@@ -492,14 +318,14 @@ export function createAgent(options: AgentOptions): Agent {
     probeManager: probeView,
     volumeManager,
     ...(objectGetter ? { objectGetter } : {}),
-    ...(mirrorClient ? { mirrorClient } : {}),
+    ...(api.mirrorClient ? { mirrorClient: api.mirrorClient } : {}),
     clock,
     logger,
     recorder,
     metrics,
-    networkReady: () => networkReady,
+    networkReady: () => runtimeState.networkReady(),
     podFeatures,
-    runtimeErrors,
+    runtimeErrors: () => runtimeState.runtimeErrors(),
     ...(options.syncFrequencyMs !== undefined ? { resyncIntervalMs: options.syncFrequencyMs } : {}),
     ...(options.crashLoopBackOff ? { crashLoopBackOff: options.crashLoopBackOff } : {}),
     ...(options.maxConcurrentSyncs !== undefined ? { maxConcurrentSyncs: options.maxConcurrentSyncs } : {}),
@@ -528,22 +354,6 @@ export function createAgent(options: AgentOptions): Agent {
   });
 
   let bound: { address: string; port: number } | undefined;
-  let statusTimer: { cancel(): void } | undefined;
-  const checkRuntime = async () => {
-    try {
-      const conditions = await runtime.status();
-      networkReady = conditions.find((c) => c.type === 'NetworkReady')?.status ?? true;
-      const ready = conditions.find((c) => c.type === 'RuntimeReady');
-      if (ready && !ready.status) {
-        runtimeNotReady = `container runtime not ready: RuntimeReady=false reason:${ready.reason} message:${ready.message}`;
-        return;
-      }
-      runtimeNotReady = undefined;
-      lastRuntimeSync = clock.now();
-    } catch (err) {
-      logger.warn({ err: String(err) }, 'runtime status check failed');
-    }
-  };
   return {
     kubelet: k,
     metrics,
@@ -560,61 +370,19 @@ export function createAgent(options: AgentOptions): Agent {
         { runtime: version.runtimeName, version: version.runtimeVersion, node: nodeName },
         'container runtime connected',
       );
-      await checkRuntime();
-      statusTimer = clock.setInterval(() => void checkRuntime(), 5000);
+      await runtimeState.start();
       const addr = await server.start();
       bound = { address: addr.address, port: addr.port };
       logger.info({ address: addr.address, port: addr.port }, 'serving /healthz, /pods, /metrics');
-      apiRuntimeClasses?.start();
+      api.start();
       await k.start();
     },
     async stop() {
-      statusTimer?.cancel();
+      runtimeState.stop();
       await k.stop();
-      await apiRuntimeClasses?.stop();
+      await api.stop();
       await server.stop();
-      runtimeService.close();
-      imageService.close();
+      cri.close();
     },
   };
-}
-
-/**
- * Upstream's allocatable ephemeral storage: the capacity of the filesystem holding the root
- * directory less the default hard eviction threshold (nodefs.available < 10 %).
- */
-function nodeEphemeralStorage(rootDirectory: string): number {
-  // The root directory may not exist yet: its nearest existing ancestor is on the same filesystem.
-  let dir = rootDirectory;
-  while (!fs.existsSync(dir) && path.dirname(dir) !== dir) dir = path.dirname(dir);
-  const st = fs.statfsSync(dir);
-  const capacity = st.blocks * st.bsize;
-  return capacity - Math.floor(capacity * 0.1);
-}
-
-/** `hugepages-<size>` capacity in bytes from /sys/kernel/mm/hugepages, as cadvisor reports it. */
-function hugePages(): Record<string, number> {
-  const dir = '/sys/kernel/mm/hugepages';
-  const out: Record<string, number> = {};
-  let entries: string[];
-  try {
-    entries = fs.readdirSync(dir);
-  } catch {
-    return out;
-  }
-  for (const e of entries) {
-    const m = /^hugepages-(\d+)kB$/.exec(e);
-    if (!m) continue;
-    const kib = Number(m[1]);
-    let pages = 0;
-    try {
-      pages = Number(fs.readFileSync(path.join(dir, e, 'nr_hugepages'), 'utf8').trim()) || 0;
-    } catch {
-      // Unreadable: none of that size.
-    }
-    const size =
-      kib % 1048576 === 0 ? `${kib / 1048576}Gi` : kib % 1024 === 0 ? `${kib / 1024}Mi` : `${kib}Ki`;
-    out[`hugepages-${size}`] = pages * kib * 1024;
-  }
-  return out;
 }

@@ -106,6 +106,12 @@ function parseExtendedResources(values: readonly string[]): Record<string, numbe
   return out;
 }
 
+/** A bad `run` flag: said on standard error, exit code 2 (as the kubelet's flag errors). */
+function runUsageError(message: string): void {
+  process.stderr.write(`kubelet-kit run: ${message}\n`);
+  process.exitCode = 2;
+}
+
 async function run(flags: RunFlags): Promise<void> {
   const interactive = Boolean(process.stdout.isTTY) && flags.table;
   const logFile = flags.logFile ?? (interactive ? path.join(flags.rootDir, 'kubelet-kit.log') : undefined);
@@ -130,16 +136,14 @@ async function run(flags: RunFlags): Promise<void> {
   // The node name is the override trimmed and lowercased (upstream's GetHostname); blank is an error.
   const hostnameOverride = flags.hostnameOverride?.trim().toLowerCase();
   if (flags.hostnameOverride !== undefined && flags.hostnameOverride !== '' && !hostnameOverride) {
-    process.stderr.write('kubelet-kit run: --hostname-override: empty hostname is invalid\n');
-    process.exitCode = 2;
+    runUsageError('--hostname-override: empty hostname is invalid');
     return;
   }
   let nodeIPs: string[];
   try {
     nodeIPs = parseNodeIPs(flags.nodeIp ?? []);
   } catch (err) {
-    process.stderr.write(`kubelet-kit run: ${(err as Error).message}\n`);
-    process.exitCode = 2;
+    runUsageError((err as Error).message);
     return;
   }
 
@@ -151,8 +155,7 @@ async function run(flags: RunFlags): Promise<void> {
     taints = parseTaints((flags.registerWithTaints ?? []).join(','));
     extendedResources = parseExtendedResources(flags.extendedResources ?? []);
   } catch (err) {
-    process.stderr.write(`kubelet-kit run: ${(err as Error).message}\n`);
-    process.exitCode = 2;
+    runUsageError((err as Error).message);
     return;
   }
   const allowedUnsafeSysctls = (flags.allowedUnsafeSysctls ?? [])
@@ -161,10 +164,7 @@ async function run(flags: RunFlags): Promise<void> {
     .filter((v) => v !== '');
 
   if (!flags.podManifestPath && !flags.manifestUrl && !flags.kubeconfig) {
-    process.stderr.write(
-      'kubelet-kit run: no pod source given: pass --pod-manifest-path, --manifest-url or --kubeconfig\n',
-    );
-    process.exitCode = 2;
+    runUsageError('no pod source given: pass --pod-manifest-path, --manifest-url or --kubeconfig');
     return;
   }
   let agent: ReturnType<typeof createAgent>;
@@ -201,8 +201,7 @@ async function run(flags: RunFlags): Promise<void> {
     });
   } catch (err) {
     // A bad --runtime-classes file, say: named with its field, and nothing starts.
-    process.stderr.write(`kubelet-kit run: ${(err as Error).message}\n`);
-    process.exitCode = 2;
+    runUsageError((err as Error).message);
     return;
   }
 

@@ -1,9 +1,13 @@
-import type { Pod, PodStatus, PodUpdate, ProbeResult, RuntimePodStatus } from '@kubelet-kit/core';
+import type { Pod, PodStatus, PodUpdate, ProbeResultUpdate, RuntimePodStatus } from '@kubelet-kit/core';
 
-// The narrow views the agent needs of each manager. The factory (`createKubelet`) passes the
-// packages' own implementations; tests and embedders can pass their own.
+// The narrow views the agent needs of each manager. `createAgent` passes the packages' own
+// implementations; tests and embedders can pass their own.
 
-/** The merged pod update stream (pod-config's `PodConfig`). */
+/**
+ * The merged pod update stream (pod-config's `PodConfig`).
+ *
+ * @public
+ */
 export interface PodConfigView {
   updates(signal?: AbortSignal): AsyncIterable<PodUpdate>;
   /** True once every registered source has sent its first SET. */
@@ -12,7 +16,11 @@ export interface PodConfigView {
   stop(): Promise<void>;
 }
 
-/** The status manager, as the agent drives it. */
+/**
+ * The status manager, as the agent drives it.
+ *
+ * @public
+ */
 export interface StatusManagerView {
   start(): void;
   stop(): void | Promise<void>;
@@ -26,14 +34,11 @@ export interface StatusManagerView {
   removeOrphanedStatuses(podUids: ReadonlySet<string>): void;
 }
 
-/** A change of one probe result. */
-export interface ProbeResultUpdate {
-  readonly containerId: string;
-  readonly result: ProbeResult;
-  readonly podUid: string;
-}
-
-/** The probe manager, as the agent drives it. */
+/**
+ * The probe manager, as the agent drives it.
+ *
+ * @public
+ */
 export interface ProbeManagerView {
   start(): void;
   stop(): void | Promise<void>;
@@ -49,7 +54,11 @@ export interface ProbeManagerView {
   ): () => void;
 }
 
-/** The volume manager, as the agent drives it. */
+/**
+ * The volume manager, as the agent drives it.
+ *
+ * @public
+ */
 export interface VolumeManagerView {
   start(): void | Promise<void>;
   stop(): void | Promise<void>;
@@ -57,7 +66,11 @@ export interface VolumeManagerView {
   waitForUnmount(pod: Pod, options?: { readonly signal?: AbortSignal }): Promise<void>;
 }
 
-/** The PLEG, as the agent drives it. */
+/**
+ * The PLEG, as the agent drives it.
+ *
+ * @public
+ */
 export interface PlegView {
   start(): void;
   stop(): void;

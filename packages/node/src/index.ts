@@ -5,20 +5,23 @@
  * @packageDocumentation
  */
 
-export * from './admission.js';
-export * from './agent.js';
-export * from './api-pod-status.js';
-export * from './apiserver-runtime-classes.js';
-export * from './container-status.js';
-export type * from './deps.js';
-export * from './instrumented.js';
-export * from './kubelet.js';
-export * from './metrics.js';
-export * from './mirror-client.js';
-export * from './node-info.js';
-export * from './pod-feature-admission.js';
-export * from './pod-table.js';
-export * from './reason-cache.js';
-export * from './runtime-classes.js';
-export * from './server.js';
-export * from './sysctl.js';
+export type { PodAdmitResult } from './admission.js';
+export { type Agent, type AgentOptions, createAgent } from './agent.js';
+export type {
+  PlegView,
+  PodConfigView,
+  ProbeManagerView,
+  StatusManagerView,
+  VolumeManagerView,
+} from './deps.js';
+export { Kubelet, type KubeletOptions } from './kubelet.js';
+export { KubeletMetrics } from './metrics.js';
+export type { MirrorClient } from './mirror-client.js';
+export type { NodeInfo, NodeTaint } from './node-info.js';
+export {
+  type AppArmorHostPaths,
+  appArmorHostError,
+  type PodFeatureSupport,
+} from './pod-feature-admission.js';
+export { formatPodTable } from './pod-table.js';
+export { SysctlAllowlist } from './sysctl.js';

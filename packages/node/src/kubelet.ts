@@ -9,8 +9,9 @@ import {
   type EventRecorder,
   getPodFullName,
   isMirrorPod,
-  isStaticPod,
   type Logger,
+  NetworkNotReadyError,
+  type NodeAllocatable,
   noopEventRecorder,
   noopLogger,
   type ObjectGetter,
@@ -18,6 +19,7 @@ import {
   type PodStatus,
   type PodStatusCache,
   type PodUpdate,
+  podEventReference,
   podSyncResultError,
   type Runtime,
   type RuntimePod,
@@ -26,10 +28,9 @@ import {
   type Subpather,
   type SyncPodType,
   type SyncResult,
-  type Timer,
 } from '@kubelet-kit/core';
 import { convertPodStatusToRunningPod } from '@kubelet-kit/kuberuntime';
-import { isMirrorPodOf, type PodManager } from '@kubelet-kit/pod-manager';
+import type { PodManager } from '@kubelet-kit/pod-manager';
 import {
   BasicWorkQueue,
   newPodWorkers,
@@ -41,9 +42,9 @@ import {
   type WorkQueue,
 } from '@kubelet-kit/pod-workers';
 import { generatePodReadyCondition, isPodPhaseTerminal } from '@kubelet-kit/status-manager';
-import { cleanPodSubPaths, containerSubPathDirectoryName } from '@kubelet-kit/volume-manager';
 import PQueue from 'p-queue';
-import { admitPod, type NodeAllocatable, PodResourceUsage } from './admission.js';
+import { ActiveDeadlineHandler } from './active-deadline.js';
+import { admitPod, PodResourceUsage } from './admission.js';
 import { generateAPIPodStatus } from './api-pod-status.js';
 import type {
   PlegView,
@@ -54,12 +55,19 @@ import type {
 } from './deps.js';
 import type { KubeletMetrics } from './metrics.js';
 import type { MirrorClient } from './mirror-client.js';
+import { tryReconcileMirrorPods } from './mirror-pods.js';
 import type { NodeInfo } from './node-info.js';
+import { handlePodCleanups, type PodCleanupsContext } from './pod-cleanups.js';
 import { admitPodFeatures, type PodFeatureSupport } from './pod-feature-admission.js';
+import { PodInspections } from './pod-inspections.js';
 import { ReasonCache } from './reason-cache.js';
 import type { SysctlAllowlist } from './sysctl.js';
 
-/** Options of {@link Kubelet}. */
+/**
+ * Options of {@link Kubelet}.
+ *
+ * @public
+ */
 export interface KubeletOptions {
   readonly nodeName: string;
   /** Where pod data directories live: `<rootDirectory>/pods/<uid>`. */
@@ -125,21 +133,12 @@ const noPodFeatures: PodFeatureSupport = {
   appArmorHostError: 'AppArmor is not enabled on the host',
   supplementalGroupsPolicy: () => false,
 };
-const requestedInspectionDelayMs = 5;
 
 /** A step that started, stopped or created something the PLEG should look at. */
 function changedContainers(r: SyncResult): boolean {
   return r.error === undefined && r.action !== 'ConfigPodSandbox';
 }
 const housekeepingPeriodMs = 2000;
-
-function podRef(pod: Pod): { uid: string; name: string; namespace: string } {
-  return {
-    uid: pod.metadata?.uid ?? '',
-    name: pod.metadata?.name ?? '',
-    namespace: pod.metadata?.namespace ?? '',
-  };
-}
 
 /**
  * Upstream `NeedToReconcilePodReadiness`: a pod with readiness gates whose Ready condition (as
@@ -181,10 +180,12 @@ function creationTime(pod: Pod): number {
  * The node agent: the kubelet's sync loop over pod updates, PLEG events, the 1 s sync tick,
  * the 2 s housekeeping and probe results, and the pod lifecycle (`syncPod`,
  * `syncTerminatingPod`, `syncTerminatedPod`) that the pod workers call.
+ *
+ * @public
  */
 export class Kubelet implements PodSyncer {
   readonly podWorkers: PodWorkers;
-  readonly reasonCache = new ReasonCache();
+  readonly #reasonCache = new ReasonCache();
   readonly #o: KubeletOptions;
   readonly #log: Logger;
   readonly #recorder: EventRecorder;
@@ -197,16 +198,11 @@ export class Kubelet implements PodSyncer {
   /** Pods whose data directories exist. */
   readonly #podDirsMade = new Set<string>();
   readonly #podsInBackoff = new Set<string>();
-  /** Pods with an active deadline: the sync tick checks them (the rest need no look). */
-  readonly #deadlinePods = new Set<string>();
+  readonly #activeDeadline: ActiveDeadlineHandler;
+  readonly #inspections: PodInspections;
+  readonly #cleanups: PodCleanupsContext;
   readonly #creations: PQueue;
   #configLoop: Promise<void> | undefined;
-  #inspectionTimer: Timer | undefined;
-  /** Pods to read once the timer fires, by UID. */
-  readonly #inspections = new Map<
-    string,
-    { uid: string; name: string; namespace: string; status?: RuntimePodStatus; dueAt: number }
-  >();
   #housekeepingBusy = false;
   /** When the 1 s sync tick last ran (0: not yet). */
   #lastSyncLoopEntry = 0;
@@ -254,6 +250,32 @@ export class Kubelet implements PodSyncer {
       ...(options.resyncIntervalMs !== undefined ? { resyncIntervalMs: options.resyncIntervalMs } : {}),
       ...(options.maxConcurrentSyncs !== undefined ? { maxConcurrentSyncs: options.maxConcurrentSyncs } : {}),
     });
+    this.#activeDeadline = new ActiveDeadlineHandler({
+      clock: options.clock,
+      recorder: this.#recorder,
+      podStatus: (uid) => options.statusManager.getPodStatus(uid),
+    });
+    this.#inspections = new PodInspections({
+      pleg: options.pleg,
+      clock: options.clock,
+      logger: this.#log,
+      signal: this.#abort.signal,
+    });
+    this.#cleanups = {
+      rootDirectory: options.rootDirectory,
+      runtime: options.runtime,
+      podManager: options.podManager,
+      podWorkers: this.podWorkers,
+      statusManager: options.statusManager,
+      probeManager: options.probeManager,
+      mirrorClient: options.mirrorClient,
+      subpather: options.subpather,
+      metrics: options.metrics,
+      podDirsMade: this.#podDirsMade,
+      clock: options.clock,
+      logger: this.#log,
+      signal: this.#abort.signal,
+    };
   }
 
   /** Starts every loop. Resolves once started; the loops run until `stop`. */
@@ -296,7 +318,7 @@ export class Kubelet implements PodSyncer {
   /** Stops the loops. Containers keep running: a restarted agent adopts them. */
   async stop(): Promise<void> {
     this.#abort.abort();
-    this.#inspectionTimer?.cancel();
+    this.#inspections.stop();
     for (const dispose of this.#disposers.splice(0)) dispose();
     const o = this.#o;
     await o.podConfig.stop();
@@ -372,12 +394,7 @@ export class Kubelet implements PodSyncer {
         // A mirror pod's arrival is news for its static pod's worker (which then knows the
         // mirror to write status through); a mirror with no static pod is left alone.
         if (staticPod) {
-          this.podWorkers.updatePod({
-            updateType: 'update',
-            pod: staticPod,
-            mirrorPod: pod,
-            startTime: start,
-          });
+          this.#dispatchWork('update', staticPod, pod, start);
         }
         continue;
       }
@@ -409,13 +426,8 @@ export class Kubelet implements PodSyncer {
         activePods.push(pod);
         usage.add(pod);
       }
-      this.#trackActiveDeadline(pod);
-      this.podWorkers.updatePod({
-        updateType: 'create',
-        pod,
-        ...(mirrorPod ? { mirrorPod } : {}),
-        startTime: start,
-      });
+      this.#activeDeadline.track(pod);
+      this.#dispatchWork('create', pod, mirrorPod, start);
     }
   }
 
@@ -427,13 +439,8 @@ export class Kubelet implements PodSyncer {
       const { pod: staticPod, mirrorPod } = this.#o.podManager.getPodAndMirrorPod(pod);
       if (!staticPod) continue;
       if (isMirrorPod(pod) && staticPod === pod) continue;
-      this.#trackActiveDeadline(staticPod);
-      this.podWorkers.updatePod({
-        updateType: 'update',
-        pod: staticPod,
-        ...(mirrorPod ? { mirrorPod } : {}),
-        startTime: start,
-      });
+      this.#activeDeadline.track(staticPod);
+      this.#dispatchWork('update', staticPod, mirrorPod, start);
     }
   }
 
@@ -445,12 +452,7 @@ export class Kubelet implements PodSyncer {
       if (isMirrorPod(pod)) {
         const { pod: staticPod, mirrorPod } = this.#o.podManager.getPodAndMirrorPod(pod);
         if (staticPod) {
-          this.podWorkers.updatePod({
-            updateType: 'update',
-            pod: staticPod,
-            ...(mirrorPod ? { mirrorPod } : {}),
-            startTime: start,
-          });
+          this.#dispatchWork('update', staticPod, mirrorPod, start);
         }
         continue;
       }
@@ -459,7 +461,7 @@ export class Kubelet implements PodSyncer {
         this.#log.info({ pod: getPodFullName(pod) }, 'skipping delete because sources are not ready yet');
         continue;
       }
-      this.podWorkers.updatePod({ updateType: 'kill', pod, startTime: start });
+      this.#dispatchWork('kill', pod, undefined, start);
     }
   }
 
@@ -476,12 +478,7 @@ export class Kubelet implements PodSyncer {
       // A mirror pod stands for its static pod, which is reconciled like any other.
       const target = wasMirror ? syncedPod : pod;
       if (!target || !needToReconcilePodReadiness(target)) continue;
-      this.podWorkers.updatePod({
-        updateType: 'sync',
-        pod: target,
-        ...(mirrorPod ? { mirrorPod } : {}),
-        startTime: start,
-      });
+      this.#dispatchWork('sync', target, mirrorPod, start);
     }
   }
 
@@ -489,70 +486,18 @@ export class Kubelet implements PodSyncer {
     const pod = this.#o.podManager.getPodByUID(uid);
     if (!pod) return;
     const { mirrorPod } = this.#o.podManager.getPodAndMirrorPod(pod);
-    this.podWorkers.updatePod({
-      updateType: 'sync',
-      pod,
-      ...(mirrorPod ? { mirrorPod } : {}),
-      startTime: this.#clock.now(),
-    });
+    this.#dispatchWork('sync', pod, mirrorPod, this.#clock.now());
+  }
+
+  /** Upstream `dispatchWork`: hands the pod (and its mirror, if any) to its worker. */
+  #dispatchWork(updateType: SyncPodType, pod: Pod, mirrorPod: Pod | undefined, startTime: number): void {
+    this.podWorkers.updatePod({ updateType, pod, ...(mirrorPod ? { mirrorPod } : {}), startTime });
   }
 
   #onPlegEvent(event: { readonly id: string; readonly type: string }): void {
     if (event.type === 'ContainerRemoved') return;
     this.#syncByUid(event.id);
     if (event.type === 'ContainerDied') this.#gcRequested = true;
-  }
-
-  /**
-   * Asks the PLEG to read a pod shortly after this agent changed its containers, so the new state
-   * reaches the pod's status without waiting for the next 1 s relist (upstream waits). Requests
-   * within the delay share one round of reads; the delay also puts the read after the end of the
-   * sync, which the pod's worker waits to see a status newer than. A PLEG that cannot read single
-   * pods relists instead.
-   */
-  #requestInspection(pod: { uid: string; name: string; namespace: string }, status?: RuntimePodStatus): void {
-    const pleg = this.#o.pleg;
-    if (this.#abort.signal.aborted) {
-      pleg.releasePod?.(pod.uid);
-      return;
-    }
-    // A status the runtime's sync reported spares the read, unless an earlier change of the pod
-    // still waits for one.
-    const pending = this.#inspections.get(pod.uid);
-    const known = status && !(pending && !pending.status) ? status : undefined;
-    // The pod's worker records the end of its sync right after this request, and waits for a
-    // cache entry strictly newer than that: the inspection is timed by the clock, not by the
-    // timer alone (a timer armed late in a long task can fire within the same millisecond).
-    const dueAt = this.#clock.now() + requestedInspectionDelayMs;
-    const { uid, name, namespace } = pod;
-    // Re-inserted, so that the map stays in the order of the requests' due times.
-    this.#inspections.delete(uid);
-    this.#inspections.set(uid, { uid, name, namespace, ...(known ? { status: known } : {}), dueAt });
-    if (!this.#inspectionTimer) this.#armInspectionTimer(requestedInspectionDelayMs);
-  }
-
-  #armInspectionTimer(delayMs: number): void {
-    this.#inspectionTimer = this.#clock.setTimeout(() => {
-      this.#inspectionTimer = undefined;
-      const now = this.#clock.now();
-      const pods: { uid: string; name: string; namespace: string; status?: RuntimePodStatus }[] = [];
-      let nextDue: number | undefined;
-      // Oldest requests first (a pod's newer request replaces its entry at the end).
-      for (const [uid, entry] of this.#inspections) {
-        if (entry.dueAt > now) {
-          nextDue = entry.dueAt;
-          break;
-        }
-        const { dueAt: _, ...ref } = entry;
-        pods.push(ref);
-        this.#inspections.delete(uid);
-      }
-      if (nextDue !== undefined) this.#armInspectionTimer(nextDue - now);
-      if (pods.length === 0) return;
-      const pleg = this.#o.pleg;
-      const read = pleg.inspectPods ? pleg.inspectPods(pods) : pleg.relist?.();
-      read?.catch((err: unknown) => this.#log.warn({ err: String(err) }, 'requested pod inspection failed'));
-    }, delayMs);
   }
 
   /**
@@ -573,13 +518,12 @@ export class Kubelet implements PodSyncer {
     this.#lastSyncLoopEntry = this.#clock.now();
     const due = this.#workQueue.getWork();
     for (const uid of due) this.#syncByUid(uid);
-    if (this.#deadlinePods.size === 0) return;
-    const dueSet = new Set(due);
-    for (const uid of this.#deadlinePods) {
-      const pod = this.#o.podManager.getPodByUID(uid);
-      if (!pod) this.#deadlinePods.delete(uid);
-      else if (!dueSet.has(uid) && this.#pastActiveDeadline(pod)) this.#syncByUid(uid);
-    }
+    if (this.#activeDeadline.size === 0) return;
+    const pastDeadline = this.#activeDeadline.podsToSync(
+      (uid) => this.#o.podManager.getPodByUID(uid),
+      new Set(due),
+    );
+    for (const uid of pastDeadline) this.#syncByUid(uid);
   }
 
   /** Whether the runtime reports errors; logged once per outage, as a round is skipped. */
@@ -596,13 +540,6 @@ export class Kubelet implements PodSyncer {
     return true;
   }
 
-  /** Keeps {@link Kubelet.#deadlinePods} to the pods that set `activeDeadlineSeconds`. */
-  #trackActiveDeadline(pod: Pod): void {
-    const uid = pod.metadata?.uid ?? '';
-    if (pod.spec?.activeDeadlineSeconds != null) this.#deadlinePods.add(uid);
-    else this.#deadlinePods.delete(uid);
-  }
-
   #activePods(): Pod[] {
     return this.#o.podManager
       .getPods()
@@ -611,17 +548,7 @@ export class Kubelet implements PodSyncer {
   }
 
   #rejectPod(pod: Pod, reason: string, message: string): void {
-    this.#recorder.event(
-      {
-        kind: 'Pod',
-        namespace: pod.metadata?.namespace ?? '',
-        name: pod.metadata?.name ?? '',
-        uid: pod.metadata?.uid ?? '',
-      },
-      'Warning',
-      reason,
-      message,
-    );
+    this.#recorder.event(podEventReference(pod), 'Warning', reason, message);
     this.#log.warn({ pod: getPodFullName(pod), reason, message }, 'pod rejected');
     this.#o.statusManager.setPodStatus(pod, {
       ...(pod.status ?? {}),
@@ -645,56 +572,13 @@ export class Kubelet implements PodSyncer {
     }
   }
 
-  /** Kills what no source wants, forgets finished pods, restarts pods whose UID came back. */
+  /**
+   * Housekeeping's round (upstream `HandlePodCleanups`, see pod-cleanups.ts), then the crash-loop
+   * backoff's and the runtime's garbage collection.
+   */
   async handlePodCleanups(): Promise<void> {
     const o = this.#o;
-    const allPods = o.podManager.getPods();
-    const workingPods = this.podWorkers.syncKnownPods(allPods);
-    const desired = new Set(allPods.map((p) => p.metadata?.uid ?? ''));
-    // Pods whose worker is setting them up, running or stopping them: the rest are probed no more.
-    const possiblyRunning = new Set<string>();
-    for (const [uid, sync] of workingPods) if (sync.state !== 'terminated') possiblyRunning.add(uid);
-    o.probeManager?.cleanupPods(possiblyRunning);
-    // Pods a source wants or a worker still holds: their statuses and directories stay.
-    const keep = new Set<string>([...desired, ...workingPods.keys()]);
-    o.statusManager.removeOrphanedStatuses(keep);
-
-    const runningPods = await o.runtime.getPods(false, this.#abort.signal);
-    let containers = 0;
-    for (const rp of runningPods) {
-      containers += rp.containers.length;
-      // A worker that is running or stopping the pod is in charge of it.
-      if (possiblyRunning.has(rp.id)) continue;
-      // Running containers of a pod no source wants, whose worker (if any) is done: a leftover of
-      // a removed pod or of an earlier run.
-      if (desired.has(rp.id)) continue;
-      this.#log.info(
-        { pod: `${rp.name}_${rp.namespace}`, uid: rp.id },
-        'cleaning up runtime pod that no source wants',
-      );
-      this.podWorkers.updatePod({ updateType: 'kill', runningPod: rp });
-    }
-    o.metrics?.runningPods.set(
-      runningPods.filter((p) => p.sandboxes.some((s) => s.state === 'running')).length,
-    );
-    o.metrics?.runningContainers.set({ container_state: 'running' }, containers);
-
-    await this.#cleanupOrphanedPodDirs(keep);
-    await this.#deleteOrphanedMirrorPods();
-
-    // A UID whose worker was just purged (a create arrived while it was terminating) starts again.
-    for (const pod of allPods) {
-      const uid = pod.metadata?.uid ?? '';
-      if (workingPods.has(uid)) continue;
-      if (isPodPhaseTerminal(o.statusManager.getPodPhase(uid))) continue;
-      const { mirrorPod } = o.podManager.getPodAndMirrorPod(pod);
-      this.podWorkers.updatePod({
-        updateType: 'create',
-        pod,
-        ...(mirrorPod ? { mirrorPod } : {}),
-        startTime: this.#clock.now(),
-      });
-    }
+    await handlePodCleanups(this.#cleanups);
 
     this.#crashLoopBackOff.gc();
     const gcPeriod = o.containerGCPeriodMs ?? 60_000;
@@ -712,68 +596,6 @@ export class Kubelet implements PodSyncer {
     }
   }
 
-  async #cleanupOrphanedPodDirs(keep: ReadonlySet<string>): Promise<void> {
-    const podsDir = path.join(this.#o.rootDirectory, 'pods');
-    let entries: string[];
-    try {
-      entries = await fs.readdir(podsDir);
-    } catch {
-      return;
-    }
-    for (const uid of entries) {
-      if (keep.has(uid)) continue;
-      if (this.podWorkers.couldHaveRunningContainers(uid)) continue;
-      const volumes = path.join(podsDir, uid, 'volumes');
-      // Never remove a directory that may still hold a mount: the volume manager unmounts first.
-      const hasVolumes = await fs
-        .readdir(volumes)
-        .then((v) => v.length > 0)
-        .catch(() => false);
-      if (hasVolumes) continue;
-      // Bind mounts of subPaths hold volume files (or, on another volume type, host files):
-      // unmount them first, and never remove a directory that still has one (upstream
-      // cleanupOrphanedPodDirs keeps a pod with volume-subpaths on disk).
-      const podDir = path.join(podsDir, uid);
-      if (this.#o.subpather) {
-        await cleanPodSubPaths(this.#o.subpather, podDir).catch((err: unknown) =>
-          this.#log.warn({ pod: uid, err: String(err) }, 'failed to clean subpath mounts of an orphaned pod'),
-        );
-      }
-      const subPathsLeft = await fs
-        .access(path.join(podDir, containerSubPathDirectoryName))
-        .then(() => true)
-        .catch(() => false);
-      if (subPathsLeft) {
-        this.#log.warn({ pod: uid }, 'orphaned pod found, but volume subpaths are still present on disk');
-        continue;
-      }
-      this.#podDirsMade.delete(uid);
-      await fs.rm(path.join(podsDir, uid), { recursive: true, force: true }).catch(() => {});
-    }
-  }
-
-  /**
-   * Upstream's active deadline handler: the pod has run `activeDeadlineSeconds` since its start
-   * time (as the status manager, or else the pod, records it).
-   */
-  #pastActiveDeadline(pod: Pod): boolean {
-    const seconds = pod.spec?.activeDeadlineSeconds;
-    if (seconds == null) return false;
-    const startTime = (this.#o.statusManager.getPodStatus(pod.metadata?.uid ?? '') ?? pod.status)?.startTime;
-    const start = startTime ? Date.parse(startTime) : Number.NaN;
-    if (Number.isNaN(start)) return false;
-    return this.#clock.now() - start >= seconds * 1000;
-  }
-
-  /** Upstream `activeDeadlineHandler.ShouldEvict`: fail a pod past its deadline, with an event. */
-  #shouldEvict(pod: Pod): { reason: string; message: string } | undefined {
-    if (!this.#pastActiveDeadline(pod)) return undefined;
-    const reason = 'DeadlineExceeded';
-    const message = 'Pod was active on the node longer than the specified deadline';
-    this.#recorder.event({ kind: 'Pod', ...podRef(pod) }, 'Normal', reason, message);
-    return { reason, message };
-  }
-
   #apiStatus(pod: Pod, podStatus: RuntimePodStatus, podIsTerminal: boolean): PodStatus {
     const o = this.#o;
     const uid = pod.metadata?.uid ?? '';
@@ -782,9 +604,9 @@ export class Kubelet implements PodSyncer {
       podStatus,
       podIsTerminal,
       cachedStatus: o.statusManager.getPodStatus(uid),
-      reasonCache: this.reasonCache,
+      reasonCache: this.#reasonCache,
       nodeIPs: o.nodeIPs,
-      shouldEvict: (p) => this.#shouldEvict(p),
+      shouldEvict: (p) => this.#activeDeadline.shouldEvict(p),
       ...(o.probeManager
         ? { updateReadiness: (p: Pod, s: PodStatus) => o.probeManager!.updatePodStatus(p, s) }
         : {}),
@@ -805,48 +627,6 @@ export class Kubelet implements PodSyncer {
       else this.#log.warn({ pod: getPodFullName(pod), secret: ref.name }, 'unable to retrieve pull secret');
     }
     return secrets;
-  }
-
-  /**
-   * Upstream `tryReconcileMirrorPods`: a static pod has a mirror pod on the API server that
-   * matches it. One that is being deleted or mirrors another version of the pod is deleted and
-   * made again. Failures are logged; the next sync tries again.
-   */
-  async #tryReconcileMirrorPods(staticPod: Pod, mirrorPod: Pod | undefined): Promise<void> {
-    const client = this.#o.mirrorClient;
-    if (!client || !isStaticPod(staticPod)) return;
-    const fullName = getPodFullName(staticPod);
-    let deleted = false;
-    if (mirrorPod && (mirrorPod.metadata?.deletionTimestamp || !isMirrorPodOf(mirrorPod, staticPod))) {
-      this.#log.info(
-        { pod: fullName, mirrorPodUid: mirrorPod.metadata?.uid },
-        'deleting a mirror pod that does not match its static pod',
-      );
-      deleted = await client.deleteMirrorPod(fullName, mirrorPod.metadata?.uid).catch((err: unknown) => {
-        this.#log.error({ pod: fullName, err: String(err) }, 'failed deleting mirror pod');
-        return false;
-      });
-    }
-    if (mirrorPod && !deleted) return;
-    await client
-      .createMirrorPod(staticPod)
-      .catch((err: unknown) =>
-        this.#log.error({ pod: fullName, err: String(err) }, 'failed creating a mirror pod'),
-      );
-  }
-
-  /** Upstream `deleteOrphanedMirrorPods`: mirror pods whose static pod is gone, unless it is still stopping. */
-  async #deleteOrphanedMirrorPods(): Promise<void> {
-    const client = this.#o.mirrorClient;
-    if (!client) return;
-    for (const fullName of this.#o.podManager.getPodsAndMirrorPods().orphanedMirrorPodFullnames) {
-      if (this.podWorkers.isPodForMirrorPodTerminatingByFullName(fullName)) continue;
-      await client
-        .deleteMirrorPod(fullName, undefined)
-        .catch((err: unknown) =>
-          this.#log.error({ pod: fullName, err: String(err) }, 'failed deleting mirror pod'),
-        );
-    }
   }
 
   /** Upstream `SyncPod`: status, data dirs, volumes, pull secrets, then the runtime. */
@@ -876,9 +656,9 @@ export class Kubelet implements PodSyncer {
           o.metrics?.podStartDuration.observe(Math.max(0, this.#clock.now() - firstSeen) / 1000);
       }
       if (!pod.spec?.hostNetwork && o.networkReady && !o.networkReady()) {
-        throw new Error('network is not ready: container runtime network not ready');
+        throw new NetworkNotReadyError();
       }
-      await this.#tryReconcileMirrorPods(pod, mirrorPod);
+      if (o.mirrorClient) await tryReconcileMirrorPods(o.mirrorClient, this.#log, pod, mirrorPod);
       if (!this.#podDirsMade.has(uid)) {
         // Synchronous: two small directories, made once per pod (the thread pool's hand-offs cost
         // more than the calls).
@@ -892,7 +672,7 @@ export class Kubelet implements PodSyncer {
           await o.volumeManager.waitForAttachAndMount(pod, { signal: ctx.signal });
         } catch (err) {
           this.#recorder.event(
-            { kind: 'Pod', namespace: pod.metadata?.namespace ?? '', name: pod.metadata?.name ?? '', uid },
+            podEventReference(pod),
             'Warning',
             'FailedMount',
             `Unable to attach or mount volumes: ${(err as Error).message}`,
@@ -929,12 +709,12 @@ export class Kubelet implements PodSyncer {
           : await runtimeSync();
       } finally {
         // After a failure nobody knows what was made: read the pod.
-        if (held && changed) this.#requestInspection(podRef(pod), statusAfter);
+        if (held && changed) this.#inspections.requestPod(pod, statusAfter);
         else if (held) o.pleg.releasePod?.(uid);
       }
       // A new start failure (CrashLoopBackOff, ErrImagePull, …) shows in the status at once, not
       // only from the next sync (which, for a backoff, is when the wait ends).
-      if (this.reasonCache.update(uid, result))
+      if (this.#reasonCache.update(uid, result))
         o.statusManager.setPodStatus(pod, this.#apiStatus(pod, podStatus, false));
       const err = podSyncResultError(result);
       // A backoff wait is not a failure (no error backoff, no FailedSync), but the pod is
@@ -970,11 +750,11 @@ export class Kubelet implements PodSyncer {
       ...(gracePeriod !== undefined ? { gracePeriodOverride: gracePeriod } : {}),
       signal: ctx.signal,
     });
-    if (result.syncResults.some(changedContainers)) this.#requestInspection(podRef(pod));
+    if (result.syncResults.some(changedContainers)) this.#inspections.requestPod(pod);
     const err = podSyncResultError(result);
     if (err) {
       this.#recorder.event(
-        { kind: 'Pod', ...podRef(pod) },
+        podEventReference(pod),
         'Warning',
         'FailedKillPod',
         `error killing pod: ${err.message}`,
@@ -1001,7 +781,11 @@ export class Kubelet implements PodSyncer {
   async syncTerminatingRuntimePod(ctx: PodSyncContext, runningPod: RuntimePod): Promise<void> {
     const result = await this.#o.runtime.killPod({ runningPod, gracePeriodOverride: 1, signal: ctx.signal });
     if (result.syncResults.some(changedContainers)) {
-      this.#requestInspection({ uid: runningPod.id, name: runningPod.name, namespace: runningPod.namespace });
+      this.#inspections.request({
+        uid: runningPod.id,
+        name: runningPod.name,
+        namespace: runningPod.namespace,
+      });
     }
     const err = podSyncResultError(result);
     if (err) throw err;
@@ -1014,7 +798,7 @@ export class Kubelet implements PodSyncer {
     o.statusManager.setPodStatus(pod, this.#apiStatus(pod, podStatus, true));
     await o.volumeManager?.waitForUnmount(pod, { signal: ctx.signal });
     o.statusManager.terminatePod(pod);
-    this.reasonCache.removePod(pod.metadata?.uid ?? '');
+    this.#reasonCache.removePod(pod.metadata?.uid ?? '');
     this.#startedPods.delete(pod.metadata?.uid ?? '');
     this.#podDirsMade.delete(pod.metadata?.uid ?? '');
     this.#gcRequested = true;

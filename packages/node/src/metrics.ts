@@ -1,6 +1,10 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-/** The agent's metrics, under upstream's names, in a registry of their own (never the global one). */
+/**
+ * The agent's metrics, under upstream's names, in a registry of their own (never the global one).
+ *
+ * @public
+ */
 export class KubeletMetrics {
   readonly registry: Registry;
   readonly podStartDuration: Histogram<never>;

@@ -11,6 +11,8 @@ import type { CoreV1Api } from '@kubernetes/client-node';
 /**
  * Creates and deletes the mirror pods of static pods on the API server (upstream
  * `pod.MirrorClient`), so that the cluster sees the static pods this node runs.
+ *
+ * @public
  */
 export interface MirrorClient {
   /**

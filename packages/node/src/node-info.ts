@@ -1,6 +1,10 @@
 import type { Pod, Toleration } from '@kubelet-kit/core';
 
-/** A node taint (upstream `v1.Taint`). */
+/**
+ * A node taint (upstream `v1.Taint`).
+ *
+ * @public
+ */
 export interface NodeTaint {
   readonly key: string;
   readonly value?: string;
@@ -11,6 +15,8 @@ export interface NodeTaint {
  * What admission knows of this node, as its Node object would carry it: name, labels (the
  * defaults plus `--node-labels`) and taints (`--register-with-taints`). Node registration can
  * reuse it as the object's metadata and spec.
+ *
+ * @public
  */
 export interface NodeInfo {
   readonly name: string;

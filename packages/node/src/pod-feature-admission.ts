@@ -9,7 +9,11 @@ import type { PodAdmitResult } from './admission.js';
 // (lifecycle/handlers.go over pkg/security/apparmor). A field the node cannot enforce never runs
 // weaker than asked.
 
-/** What the node can enforce, as {@link admitPodFeatures} needs to know it. */
+/**
+ * What the node can enforce, as admission (`admitPodFeatures`) needs to know it.
+ *
+ * @public
+ */
 export interface PodFeatureSupport {
   /** Why AppArmor cannot be enforced on this host; undefined when it can (see {@link appArmorHostError}). */
   readonly appArmorHostError: string | undefined;
@@ -17,7 +21,11 @@ export interface PodFeatureSupport {
   readonly supplementalGroupsPolicy: () => boolean;
 }
 
-/** The paths runc's `apparmor.IsEnabled` reads. */
+/**
+ * The paths runc's `apparmor.IsEnabled` reads.
+ *
+ * @public
+ */
 export interface AppArmorHostPaths {
   readonly securityfs: string;
   readonly enabled: string;
@@ -31,6 +39,8 @@ const defaultAppArmorPaths: AppArmorHostPaths = {
 /**
  * Upstream `validateHost`, checked once at startup as upstream does: AppArmor is enabled when
  * the kernel exposes it in securityfs and its module parameter `enabled` reads `Y`.
+ *
+ * @public
  */
 export function appArmorHostError(paths: AppArmorHostPaths = defaultAppArmorPaths): string | undefined {
   if (process.platform !== 'linux') return 'binary not compiled for linux';

@@ -155,7 +155,11 @@ export function podRows(pods: readonly Pod[], now: number): string[][] {
   });
 }
 
-/** Renders the pods as kubectl's aligned table. */
+/**
+ * Renders the pods as kubectl's aligned table.
+ *
+ * @public
+ */
 export function formatPodTable(pods: readonly Pod[], now: number): string {
   const rows = [['NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE', 'IP'], ...podRows(pods, now)];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));

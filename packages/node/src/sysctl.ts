@@ -87,6 +87,8 @@ export function isValidSysctlPattern(pattern: string): boolean {
 /**
  * Upstream's sysctl admit handler (`pkg/kubelet/sysctl`'s `patternAllowlist`): the sysctls and
  * patterns (ending in `*`) a pod may set, each known to be namespaced.
+ *
+ * @public
  */
 export class SysctlAllowlist {
   readonly #sysctls = new Map<string, SysctlNamespace>();

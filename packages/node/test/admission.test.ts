@@ -1,6 +1,8 @@
 import type { Pod } from '@kubelet-kit/core';
 import { describe, expect, it } from 'vitest';
-import { admitPod, type NodeInfo, PodResourceUsage, podRequest, SysctlAllowlist } from '../src/index.js';
+import { admitPod, PodResourceUsage, podRequest } from '../src/admission.js';
+import type { NodeInfo } from '../src/node-info.js';
+import { SysctlAllowlist } from '../src/sysctl.js';
 
 const pod = (
   name: string,

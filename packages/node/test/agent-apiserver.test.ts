@@ -6,7 +6,8 @@ import path from 'node:path';
 import { FakeClock, type Pod } from '@kubelet-kit/core';
 import { InMemoryCriServer } from '@kubelet-kit/cri/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Agent, createAgent } from '../src/index.js';
+import { type Agent, createAgent } from '../src/agent.js';
+import { writeKubeconfig } from './kubeconfig.js';
 import { pump } from './pump.js';
 
 // API server mode end to end in one process: pods bound to the node come from a local HTTP
@@ -199,22 +200,7 @@ describe('agent in API server mode', () => {
     await new Promise<void>((r) => api.server.listen(0, '127.0.0.1', () => r()));
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kk-agent-api-'));
     const port = (api.server.address() as AddressInfo).port;
-    fs.writeFileSync(
-      path.join(dir, 'kubeconfig'),
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        'clusters:',
-        // client-node only speaks plain HTTP to a server marked insecure.
-        `- name: local\n  cluster:\n    server: http://127.0.0.1:${port}\n    insecure-skip-tls-verify: true`,
-        'users:',
-        '- name: node\n  user:\n    token: t',
-        'contexts:',
-        '- name: local\n  context:\n    cluster: local\n    user: node',
-        'current-context: local',
-        '',
-      ].join('\n'),
-    );
+    writeKubeconfig(path.join(dir, 'kubeconfig'), port);
   });
 
   afterEach(async () => {

@@ -5,7 +5,7 @@ import { type ContainerStatus, FakeClock, InMemoryEventRecorder, type Pod } from
 import { InMemoryCriServer } from '@kubelet-kit/cri/testing';
 import { StaticPodSource } from '@kubelet-kit/pod-config';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Agent, createAgent } from '../src/index.js';
+import { type Agent, createAgent } from '../src/agent.js';
 import { pump } from './pump.js';
 
 // The whole agent (file source → pod workers → kuberuntime → CRI) against the in-memory CRI

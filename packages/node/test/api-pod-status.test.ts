@@ -6,7 +6,8 @@ import type {
   RuntimeSandboxStatus,
 } from '@kubelet-kit/core';
 import { describe, expect, it } from 'vitest';
-import { generateAPIPodStatus, ReasonCache } from '../src/index.js';
+import { generateAPIPodStatus } from '../src/api-pod-status.js';
+import { ReasonCache } from '../src/reason-cache.js';
 
 // Cases from upstream's kubelet_pods_test.go (TestGenerateAPIPodStatusPodIPs, TestSortPodIPs,
 // TestGenerateAPIPodStatusHostNetworkPodIPs, TestGenerateAPIPodStatusWithSortedContainers,

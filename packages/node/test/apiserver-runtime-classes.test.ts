@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { FakeClock, type RuntimeClass } from '@kubelet-kit/core';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ApiserverRuntimeClassList, LocalRuntimeClassList } from '../src/index.js';
+import { ApiserverRuntimeClassList } from '../src/apiserver-runtime-classes.js';
+import { LocalRuntimeClassList } from '../src/runtime-classes.js';
 import { pump } from './pump.js';
 
 // The API-server RuntimeClass getter against a local HTTP server speaking the list/watch

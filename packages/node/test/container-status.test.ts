@@ -1,7 +1,8 @@
 import type { ContainerStatus, Pod, RuntimeContainerStatus, RuntimePodStatus } from '@kubelet-kit/core';
 import { shouldContainerBeRestarted } from '@kubelet-kit/kuberuntime';
 import { describe, expect, it } from 'vitest';
-import { convertToAPIContainerStatuses, ReasonCache } from '../src/index.js';
+import { convertToAPIContainerStatuses } from '../src/container-status.js';
+import { ReasonCache } from '../src/reason-cache.js';
 
 const pod = (restartPolicy: 'Always' | 'OnFailure' | 'Never' = 'Always', deleting = false): Pod => ({
   metadata: {

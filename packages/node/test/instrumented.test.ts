@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { instrumentCriClient, KubeletMetrics } from '../src/index.js';
+import { instrumentCriClient } from '../src/instrumented.js';
+import { KubeletMetrics } from '../src/metrics.js';
 
 class FakeClient {
   readonly #secret = 'private';

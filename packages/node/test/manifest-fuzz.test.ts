@@ -12,7 +12,7 @@ import { decodeStaticPods, maxConfigLength, PodValidationError } from '@kubelet-
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { type Agent, createAgent } from '../src/index.js';
+import { type Agent, createAgent } from '../src/agent.js';
 import { pump } from './pump.js';
 
 const image = 'localhost/kubelet-kit/busybox:1.0';

@@ -9,7 +9,7 @@ import {
   parseNodeLabels,
   parseTaints,
   podMatchesNodeAffinity,
-} from '../src/index.js';
+} from '../src/node-info.js';
 
 const node: NodeInfo = {
   name: 'node-a',

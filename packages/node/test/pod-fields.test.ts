@@ -12,17 +12,10 @@ import {
 import { BasicPodManager } from '@kubelet-kit/pod-manager';
 import type { UpdatePodOptions } from '@kubelet-kit/pod-workers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  admitPodFeatures,
-  appArmorHostError,
-  Kubelet,
-  loadRuntimeClasses,
-  type PlegView,
-  type PodConfigView,
-  type PodFeatureSupport,
-  type ProbeManagerView,
-  type StatusManagerView,
-} from '../src/index.js';
+import type { PlegView, PodConfigView, ProbeManagerView, StatusManagerView } from '../src/deps.js';
+import { Kubelet } from '../src/kubelet.js';
+import { admitPodFeatures, appArmorHostError, type PodFeatureSupport } from '../src/pod-feature-admission.js';
+import { loadRuntimeClasses } from '../src/runtime-classes.js';
 
 // RuntimeClasses from files, and the admission of AppArmor and supplementalGroupsPolicy.
 

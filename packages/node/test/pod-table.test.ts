@@ -1,6 +1,6 @@
 import type { ContainerStatus, Pod } from '@kubelet-kit/core';
 import { describe, expect, it } from 'vitest';
-import { podRows, podStatusReason } from '../src/index.js';
+import { podRows, podStatusReason } from '../src/pod-table.js';
 
 const now = Date.parse('2026-01-10T12:00:00Z');
 const ago = (ms: number) => new Date(now - ms).toISOString();

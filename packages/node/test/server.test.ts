@@ -1,7 +1,8 @@
 import { noopLogger } from '@kubelet-kit/core';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { KubeletMetrics, KubeletServer } from '../src/index.js';
+import { KubeletMetrics } from '../src/metrics.js';
+import { KubeletServer } from '../src/server.js';
 
 let server: KubeletServer | undefined;
 afterEach(async () => {

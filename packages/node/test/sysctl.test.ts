@@ -5,7 +5,7 @@ import {
   SysctlAllowlist,
   safeSysctlAllowlist,
   toDotSeparatedSysctl,
-} from '../src/index.js';
+} from '../src/sysctl.js';
 
 const noKernelLimit = [
   'kernel.shm_rmid_forced',

@@ -5,6 +5,7 @@ import {
   isStaticPod,
   jitter,
   type Logger,
+  NetworkNotReadyError,
   noopEventRecorder,
   noopLogger,
   type Pod,
@@ -33,14 +34,12 @@ import { BasicWorkQueue, type WorkQueue } from './work-queue.js';
 export const WorkerResyncIntervalJitterFactor = 0.5;
 /** Jitter factor of the error backoffs (upstream `workerBackOffPeriodJitterFactor`). */
 export const WorkerBackOffPeriodJitterFactor = 0.5;
-/** Backoff after a transient error such as "network is not ready" (upstream, 1 s). */
+/** Backoff after a transient error such as a {@link NetworkNotReadyError} (upstream, 1 s). */
 export const BackOffOnTransientErrorPeriodMs = 1_000;
 /** The kubelet's default sync frequency: the resync interval of a healthy pod. */
 export const DefaultResyncIntervalMs = 60_000;
 /** The kubelet's backoff after a failed sync. */
 export const DefaultBackOffPeriodMs = 10_000;
-/** The text of the kubelet's network-not-ready error; such errors retry after about 1 s. */
-export const NetworkNotReadyErrorMsg = 'network is not ready';
 
 /** The reason a sync's signal is aborted with: a kill or a shorter grace period superseded it. */
 export class PodSyncCanceledError extends CodedError<'Canceled'> {
@@ -1038,7 +1037,7 @@ export class BasicPodWorkers implements PodWorkers {
     if (phaseTransition) delay = 0;
     else if (err === undefined) {
       delay = jitter(this.#resyncIntervalMs, WorkerResyncIntervalJitterFactor, this.#random);
-    } else if (errorMessage(err).includes(NetworkNotReadyErrorMsg)) {
+    } else if (err instanceof NetworkNotReadyError) {
       delay = jitter(BackOffOnTransientErrorPeriodMs, WorkerBackOffPeriodJitterFactor, this.#random);
     } else {
       delay = jitter(this.#backOffPeriodMs, WorkerBackOffPeriodJitterFactor, this.#random);

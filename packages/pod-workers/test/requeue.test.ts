@@ -1,4 +1,4 @@
-import { ContainerReasons, FakeClock, PodSyncError } from '@kubelet-kit/core';
+import { ContainerReasons, FakeClock, NetworkNotReadyError, PodSyncError } from '@kubelet-kit/core';
 import { BasicWorkQueue } from '@kubelet-kit/pod-workers';
 import { newNamedPod } from '@kubelet-kit/pod-workers/testing';
 import { describe, expect, test } from 'vitest';
@@ -32,7 +32,7 @@ describe('completeWork requeue delays', () => {
     { desc: 'error: the backoff period, jittered', error: new Error('boom'), random: 0.5, delay: 12_500 },
     {
       desc: 'network not ready: the 1 s transient backoff',
-      error: new Error('network is not ready: cni config uninitialized'),
+      error: new NetworkNotReadyError('cni config uninitialized'),
       random: 0,
       delay: 1000,
     },

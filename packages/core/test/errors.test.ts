@@ -1,0 +1,18 @@
+import { describe, expect, it } from 'vitest';
+import { NetworkNotReadyError } from '../src/index.js';
+
+describe('NetworkNotReadyError', () => {
+  it("is an Error with upstream's text and a code to switch on", () => {
+    const err = new NetworkNotReadyError('cni config uninitialized');
+    expect(err).toBeInstanceOf(Error);
+    expect(err.message).toBe('network is not ready: cni config uninitialized');
+    expect(err.code).toBe('NetworkNotReady');
+    expect(err.name).toBe('NetworkNotReadyError');
+  });
+
+  it("names the runtime's network by default", () => {
+    expect(new NetworkNotReadyError().message).toBe(
+      'network is not ready: container runtime network not ready',
+    );
+  });
+});
