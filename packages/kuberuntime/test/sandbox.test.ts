@@ -1,6 +1,5 @@
 // sandbox.ts (upstream kuberuntime_sandbox.go): creating a pod's sandbox, and the sandbox's part
 // of the pod's status.
-import type { Pod } from '@kubelet-kit/core';
 import {
   type PodSandboxStatus as CriPodSandboxStatus,
   NamespaceMode,
