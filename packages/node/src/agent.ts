@@ -2,11 +2,21 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
+  ApiserverMirrorClient,
+  ApiserverObjectGetter,
+  ApiserverRuntimeClassList,
+  ApiserverSource,
+  ApiserverStatusSink,
+  type MirrorPodApi,
+  type PodStatusApi,
+} from '@kubelet-kit/apiserver';
+import {
   ApiserverSourceName,
   type Clock,
   type EventRecorder,
   InMemoryEventRecorder,
   type Logger,
+  type MirrorClient,
   noopLogger,
   type ObjectGetter,
   type Pod,
@@ -15,17 +25,11 @@ import {
 import { ImageServiceClient, RuntimeServiceClient } from '@kubelet-kit/cri';
 import { KubeGenericRuntimeManager } from '@kubelet-kit/kuberuntime';
 import { GenericPLEG, PodStatusCache } from '@kubelet-kit/pleg';
-import { ApiserverSource, FileSource, HttpSource, PodConfig, type PodSource } from '@kubelet-kit/pod-config';
+import { FileSource, HttpSource, PodConfig, type PodSource } from '@kubelet-kit/pod-config';
 import { BasicPodManager } from '@kubelet-kit/pod-manager';
 import { DefaultProbeManager, DefaultResultsManager } from '@kubelet-kit/prober';
+import { newStatusManager, type StatusSink } from '@kubelet-kit/status-manager';
 import {
-  ApiserverStatusSink,
-  newStatusManager,
-  type PodStatusApi,
-  type StatusSink,
-} from '@kubelet-kit/status-manager';
-import {
-  ApiserverObjectGetter,
   BasicVolumeManager,
   LocalObjectGetter,
   SafeSubpather,
@@ -33,12 +37,10 @@ import {
 } from '@kubelet-kit/volume-manager';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { NodeAllocatable } from './admission.js';
-import { ApiserverRuntimeClassList } from './apiserver-runtime-classes.js';
 import type { PodConfigView, ProbeManagerView } from './deps.js';
 import { instrumentCriClient } from './instrumented.js';
 import { Kubelet } from './kubelet.js';
 import { KubeletMetrics } from './metrics.js';
-import { ApiserverMirrorClient, type MirrorClient, type MirrorPodApi } from './mirror-client.js';
 import { type NodeInfo, type NodeTaint, nodeLabels } from './node-info.js';
 import { appArmorHostError, type PodFeatureSupport } from './pod-feature-admission.js';
 import { LocalRuntimeClassList, loadRuntimeClasses } from './runtime-classes.js';

@@ -8,13 +8,11 @@
 export * from './admission.js';
 export * from './agent.js';
 export * from './api-pod-status.js';
-export * from './apiserver-runtime-classes.js';
 export * from './container-status.js';
 export type * from './deps.js';
 export * from './instrumented.js';
 export * from './kubelet.js';
 export * from './metrics.js';
-export * from './mirror-client.js';
 export * from './node-info.js';
 export * from './pod-feature-admission.js';
 export * from './pod-table.js';

@@ -11,6 +11,7 @@ import {
   isMirrorPod,
   isStaticPod,
   type Logger,
+  type MirrorClient,
   noopEventRecorder,
   noopLogger,
   type ObjectGetter,
@@ -53,7 +54,6 @@ import type {
   VolumeManagerView,
 } from './deps.js';
 import type { KubeletMetrics } from './metrics.js';
-import type { MirrorClient } from './mirror-client.js';
 import type { NodeInfo } from './node-info.js';
 import { admitPodFeatures, type PodFeatureSupport } from './pod-feature-admission.js';
 import { ReasonCache } from './reason-cache.js';

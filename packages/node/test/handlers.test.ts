@@ -7,6 +7,7 @@ import {
   ConfigMirrorAnnotationKey,
   ConfigSourceAnnotationKey,
   FakeClock,
+  type MirrorClient,
   type Pod,
   type PodStatus,
   type PodStatusCache,
@@ -18,14 +19,8 @@ import {
 import { BasicPodManager } from '@kubelet-kit/pod-manager';
 import type { PodWorkerSync, UpdatePodOptions } from '@kubelet-kit/pod-workers';
 import { afterEach, describe, expect, it } from 'vitest';
-import type {
-  MirrorClient,
-  PlegView,
-  PodConfigView,
-  ProbeManagerView,
-  StatusManagerView,
-} from '../src/index.js';
-import { ApiserverMirrorClient, Kubelet, type MirrorPodApi } from '../src/index.js';
+import type { PlegView, PodConfigView, ProbeManagerView, StatusManagerView } from '../src/index.js';
+import { Kubelet } from '../src/index.js';
 
 // The config handlers (upstream HandlePodAdditions and HandlePodReconcile) on a Kubelet that is
 // never started: what they hand the pod workers, and what status they write.
@@ -477,28 +472,6 @@ describe('syncLoopHealthCheck', () => {
       await kubelet.stop();
       fs.rmSync(root, { recursive: true, force: true });
     }
-  });
-});
-
-describe('ApiserverMirrorClient', () => {
-  const api = (createError?: { code: number }): MirrorPodApi =>
-    ({
-      readNode: async () => ({ metadata: { name: 'node-a', uid: 'node-uid' } }),
-      createNamespacedPod: async () => {
-        if (createError) throw Object.assign(new Error('create failed'), createError);
-        return {};
-      },
-      deleteNamespacedPod: async () => ({}),
-    }) as unknown as MirrorPodApi;
-
-  it('counts a mirror that exists already (409) as made, and rejects other failures', async () => {
-    const pod = staticPod('etcd-node-a', 'static-1');
-    await expect(
-      new ApiserverMirrorClient({ api: api({ code: 409 }), nodeName: 'node-a' }).createMirrorPod(pod),
-    ).resolves.toBeUndefined();
-    await expect(
-      new ApiserverMirrorClient({ api: api({ code: 500 }), nodeName: 'node-a' }).createMirrorPod(pod),
-    ).rejects.toThrow('create failed');
   });
 });
 

@@ -1,15 +1,10 @@
 /**
- * Pod sources (file, http, apiserver, programmatic) merged into one ordered stream of PodUpdate, as the kubelet does.
+ * Pod sources (file, http, programmatic; the API server's is in @kubelet-kit/apiserver) merged into one ordered stream of PodUpdate, as the kubelet does.
  *
  * @packageDocumentation
  */
 
 export * from './api-references.js';
-export {
-  ApiserverSource,
-  type ApiserverSourceOptions,
-  type ApiserverSourceStats,
-} from './apiserver-source.js';
 export * from './common.js';
 export * from './config.js';
 export * from './defaults.js';

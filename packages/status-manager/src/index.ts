@@ -5,14 +5,6 @@
  */
 
 export {
-  ApiserverStatusSink,
-  type ApiserverStatusSinkOptions,
-  createMergePatch,
-  type PodStatusApi,
-  StatusConflictError,
-  toPlainObject,
-} from './apiserver-sink.js';
-export {
   ConditionReasons,
   type GeneratePodConditionsInput,
   generateContainersReadyCondition,
@@ -57,6 +49,7 @@ export {
 export {
   canBeDeleted,
   checkContainerStateTransition,
+  dropEmptyContainerStates,
   formatRfc3339,
   hasPodInitialized,
   initializedContainerCount,

@@ -4,7 +4,6 @@
  * @packageDocumentation
  */
 
-export { ApiserverObjectGetter, type ApiserverObjectGetterOptions } from './apiserver-object-getter.js';
 export {
   AtomicWriter,
   AtomicWriterError,

@@ -2,31 +2,12 @@ import {
   ConfigHashAnnotationKey,
   ConfigMirrorAnnotationKey,
   type Logger,
+  type MirrorClient,
   noopLogger,
   type Pod,
 } from '@kubelet-kit/core';
 // Types only: the client is loaded with the agent's kubeconfig.
 import type { CoreV1Api } from '@kubernetes/client-node';
-
-/**
- * Creates and deletes the mirror pods of static pods on the API server (upstream
- * `pod.MirrorClient`), so that the cluster sees the static pods this node runs.
- */
-export interface MirrorClient {
-  /**
-   * Creates the mirror pod of a static pod: a copy whose `kubernetes.io/config.mirror`
-   * annotation holds the static pod's hash, owned by this node's Node object. A mirror that
-   * exists already counts as made (its arrival from the API server makes it known); other
-   * failures reject.
-   */
-  createMirrorPod(pod: Pod): Promise<void>;
-  /**
-   * Deletes the mirror pod with this full name (`name_namespace`) at once (grace period 0), only
-   * if its UID is `uid` when one is given. Resolves true when it was deleted, false when it was
-   * gone or had another UID.
-   */
-  deleteMirrorPod(podFullName: string, uid: string | undefined): Promise<boolean>;
-}
 
 /** The part of `CoreV1Api` (object-parameter form, client-node 1.4) the mirror client calls. */
 export type MirrorPodApi = Pick<CoreV1Api, 'createNamespacedPod' | 'deleteNamespacedPod' | 'readNode'>;
@@ -56,7 +37,7 @@ function parsePodFullName(podFullName: string): { name: string; namespace: strin
   return { name: podFullName.slice(0, i), namespace: podFullName.slice(i + 1) };
 }
 
-/** A {@link MirrorClient} over the API server. */
+/** A `MirrorClient` (from `@kubelet-kit/core`) over the API server. */
 export class ApiserverMirrorClient implements MirrorClient {
   readonly #api: MirrorPodApi;
   readonly #nodeName: string;

@@ -14,6 +14,7 @@ import {
   RealClock,
   type Timer,
 } from '@kubelet-kit/core';
+import { type PodSource, PodSourceError, type PodSourceSink, validatePod } from '@kubelet-kit/pod-config';
 // Types only: the client is loaded when a source first talks to the API server (it costs tens
 // of MiB, which an agent without an API server should not pay).
 import type {
@@ -23,9 +24,6 @@ import type {
   ResponseContext,
   Watch,
 } from '@kubernetes/client-node';
-import { PodSourceError } from './errors.js';
-import type { PodSource, PodSourceSink } from './source.js';
-import { validatePod } from './validation.js';
 
 /** Options of {@link ApiserverSource}. */
 export interface ApiserverSourceOptions {

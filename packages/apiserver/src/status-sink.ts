@@ -1,14 +1,17 @@
 import type { Logger, Pod, PodStatus } from '@kubelet-kit/core';
 import { noopLogger } from '@kubelet-kit/core';
+import {
+  dropEmptyContainerStates,
+  formatRfc3339,
+  mergePodStatus,
+  type StatusDeleteOptions,
+  type StatusSink,
+  type StatusWriteOptions,
+  type StatusWriteResult,
+  semanticEqual,
+} from '@kubelet-kit/status-manager';
 // Types only: the client is loaded on the first write (it costs tens of MiB to load).
 import type { CoreV1Api } from '@kubernetes/client-node';
-import { dropEmptyContainerStates, formatRfc3339, mergePodStatus, semanticEqual } from './status-rules.js';
-import type {
-  StatusDeleteOptions,
-  StatusSink,
-  StatusWriteOptions,
-  StatusWriteResult,
-} from './status-sink.js';
 
 /** The part of `CoreV1Api` (object-parameter form, client-node 1.4) the sink calls. */
 export type PodStatusApi = Pick<
