@@ -8,6 +8,7 @@ import {
 } from '@kubelet-kit/core';
 // Types only: the client is loaded with the agent's kubeconfig.
 import type { CoreV1Api } from '@kubernetes/client-node';
+import { httpStatusOf } from './api-errors.js';
 
 /** The part of `CoreV1Api` (object-parameter form, client-node 1.4) the mirror client calls. */
 export type MirrorPodApi = Pick<CoreV1Api, 'createNamespacedPod' | 'deleteNamespacedPod' | 'readNode'>;
@@ -18,14 +19,6 @@ export interface ApiserverMirrorClientOptions {
   /** The Node object that owns the mirror pods (`--hostname-override`). */
   readonly nodeName: string;
   readonly logger?: Logger;
-}
-
-function httpCode(err: unknown): number | undefined {
-  if (typeof err === 'object' && err !== null && 'code' in err) {
-    const code = (err as { code: unknown }).code;
-    if (typeof code === 'number') return code;
-  }
-  return undefined;
 }
 
 /** A full name `name_namespace` split at its last underscore (names and namespaces have none). */
@@ -78,7 +71,7 @@ export class ApiserverMirrorClient implements MirrorClient {
       });
     } catch (err) {
       // AlreadyExists: an earlier sync made it.
-      if (httpCode(err) !== 409) throw err;
+      if (httpStatusOf(err) !== 409) throw err;
     }
   }
 
@@ -94,7 +87,7 @@ export class ApiserverMirrorClient implements MirrorClient {
       return true;
     } catch (err) {
       // Gone already, or a new pod of the same name (the UID precondition failed): not ours.
-      const code = httpCode(err);
+      const code = httpStatusOf(err);
       if (code !== 404 && code !== 409) {
         this.#logger.error({ pod: `${namespace}/${name}`, err: String(err) }, 'failed deleting a mirror pod');
       }

@@ -1,26 +1,21 @@
 // RuntimeClasses from the API server (upstream `pkg/kubelet/runtimeclass/runtimeclass_manager.go`:
-// an informer over `node.k8s.io/v1` RuntimeClasses, read through its lister by name). A small
+// an informer over `node.k8s.io/v1` RuntimeClasses, read through its lister by name). The
 // reflector lists `/apis/node.k8s.io/v1/runtimeclasses`, then watches from the list's
-// resourceVersion, and keeps the classes in a map so lookups stay synchronous.
+// resourceVersion, and the classes are kept in a map so lookups stay synchronous.
 
 import {
-  Backoff,
   type Clock,
   type Logger,
   noopLogger,
   RealClock,
   type RuntimeClass,
   type RuntimeClassGetter,
-  type Timer,
 } from '@kubelet-kit/core';
 // Types only: the client is loaded when the getter starts (an agent without a kubeconfig never
 // pays for it).
-import type {
-  KubeConfig,
-  ObservableMiddleware,
-  RequestContext,
-  ResponseContext,
-} from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { asError, reportError } from './api-errors.js';
+import { Reflector, withTypeMeta } from './reflector.js';
 
 /** Options of {@link ApiserverRuntimeClassList}. */
 export interface ApiserverRuntimeClassListOptions {
@@ -56,34 +51,13 @@ export interface ApiserverRuntimeClassListStats {
   readonly expired: number;
 }
 
-type WatchOutcome = 'closed' | 'expired' | 'failed' | 'aborted';
-
-const path = '/apis/node.k8s.io/v1/runtimeclasses';
-
-function asError(err: unknown): Error {
-  return err instanceof Error ? err : new Error(String(err));
-}
-
 function nameOf(obj: unknown): string | undefined {
   const meta = (obj as { metadata?: { name?: unknown } } | null)?.metadata;
   return typeof meta?.name === 'string' ? meta.name : undefined;
 }
 
-function rvOf(obj: unknown): string | undefined {
-  const meta = (obj as { metadata?: { resourceVersion?: unknown } } | null)?.metadata;
-  return typeof meta?.resourceVersion === 'string' ? meta.resourceVersion : undefined;
-}
-
 function asRuntimeClass(obj: unknown): RuntimeClass {
-  // List items come without apiVersion/kind; watch objects carry them.
-  return { ...(obj as RuntimeClass), apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass' };
-}
-
-function statusCodeOf(err: unknown): number | undefined {
-  if (typeof err !== 'object' || err === null) return undefined;
-  const e = err as { statusCode?: unknown; code?: unknown };
-  if (typeof e.statusCode === 'number') return e.statusCode;
-  return typeof e.code === 'number' ? e.code : undefined;
+  return withTypeMeta<RuntimeClass>(obj, 'node.k8s.io/v1', 'RuntimeClass');
 }
 
 /**
@@ -94,39 +68,64 @@ function statusCodeOf(err: unknown): number | undefined {
  * retried with the pod worker's backoff.
  */
 export class ApiserverRuntimeClassList implements RuntimeClassGetter {
-  readonly #kubeConfig: () => Promise<KubeConfig>;
   readonly #fallback: RuntimeClassGetter | undefined;
-  readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #onError: ((error: Error) => void) | undefined;
-  readonly #stalenessMs: number;
-  readonly #minWatchTimeoutSeconds: number;
-  readonly #random: () => number;
-  readonly #backoff: Backoff;
+  readonly #reflector: Reflector;
   #byName = new Map<string, RuntimeClass>();
   #synced = false;
-  #resourceVersion = '';
   #abort: AbortController | undefined;
   #loop: Promise<void> | undefined;
-  #stats = { lists: 0, listErrors: 0, watches: 0, watchErrors: 0, expired: 0 };
 
   constructor(options: ApiserverRuntimeClassListOptions) {
     const kc = options.kubeConfig;
-    this.#kubeConfig = typeof kc === 'function' ? kc : async () => kc;
     this.#fallback = options.fallback;
-    this.#clock = options.clock ?? new RealClock();
     this.#logger = (options.logger ?? noopLogger).child({ component: 'runtimeclasses' });
     this.#onError = options.onError;
-    this.#stalenessMs = options.watchStalenessTimeoutMs ?? 120_000;
-    this.#minWatchTimeoutSeconds = options.minWatchTimeoutSeconds ?? 300;
-    this.#random = options.random ?? Math.random;
-    this.#backoff = new Backoff({
-      clock: this.#clock,
-      initialMs: options.initialBackoffMs ?? 800,
-      maxMs: options.maxBackoffMs ?? 30_000,
-      maxJitterFactor: 1,
-      random: this.#random,
-      hasExpired: (eventTime, lastUpdate) => eventTime - lastUpdate > 2 * 60_000,
+    this.#reflector = new Reflector({
+      kubeConfig: typeof kc === 'function' ? kc : async () => kc,
+      list: async (kubeConfig, listOptions) => {
+        const { NodeV1Api } = await import('@kubernetes/client-node');
+        return kubeConfig.makeApiClient(NodeV1Api).listRuntimeClass({}, listOptions);
+      },
+      watchPath: '/apis/node.k8s.io/v1/runtimeclasses',
+      onReplace: (items, resourceVersion) => {
+        const byName = new Map<string, RuntimeClass>();
+        for (const item of items) {
+          const name = nameOf(item);
+          if (name) byName.set(name, asRuntimeClass(item));
+        }
+        this.#byName = byName;
+        this.#synced = true;
+        this.#logger.info({ runtimeClasses: this.names, resourceVersion }, 'listed RuntimeClasses');
+      },
+      onEvent: (type, obj) => {
+        const name = nameOf(obj);
+        if (!name) return;
+        if (type === 'DELETED') this.#byName.delete(name);
+        else this.#byName.set(name, asRuntimeClass(obj));
+      },
+      errors: {
+        listFailed: (err) =>
+          new Error(`listing RuntimeClasses failed: ${asError(err).message}`, { cause: err }),
+        watchStatus: (status) =>
+          new Error(
+            `RuntimeClass watch error ${status.code ?? ''} ${status.reason ?? ''}: ${status.message ?? ''}`.trim(),
+          ),
+        watchFailed: (code, err) =>
+          new Error(`RuntimeClass watch failed: ${code ?? ''} ${asError(err).message}`.trim(), {
+            cause: err,
+          }),
+        stale: (ms) => new Error(`RuntimeClass watch silent for ${ms}ms; restarting it`),
+      },
+      report: (error) => reportError(this.#logger, this.#onError, error),
+      clock: options.clock ?? new RealClock(),
+      logger: this.#logger,
+      watchStalenessTimeoutMs: options.watchStalenessTimeoutMs ?? 120_000,
+      minWatchTimeoutSeconds: options.minWatchTimeoutSeconds ?? 300,
+      initialBackoffMs: options.initialBackoffMs ?? 800,
+      maxBackoffMs: options.maxBackoffMs ?? 30_000,
+      random: options.random ?? Math.random,
     });
   }
 
@@ -148,7 +147,9 @@ export class ApiserverRuntimeClassList implements RuntimeClassGetter {
 
   /** Counters since construction. */
   stats(): ApiserverRuntimeClassListStats {
-    return { ...this.#stats };
+    const { lists, listErrors, watches, watchErrors, staleWatches, expired } = this.#reflector.stats;
+    // A stale watch is a failed one here.
+    return { lists, listErrors, watches, watchErrors: watchErrors + staleWatches, expired };
   }
 
   /** Starts listing and watching in the background; returns at once. */
@@ -156,7 +157,7 @@ export class ApiserverRuntimeClassList implements RuntimeClassGetter {
     if (this.#abort) throw new Error('ApiserverRuntimeClassList already started');
     const abort = new AbortController();
     this.#abort = abort;
-    this.#loop = this.#run(abort.signal).catch((err: unknown) => {
+    this.#loop = this.#reflector.run(abort.signal).catch((err: unknown) => {
       if (!abort.signal.aborted) this.#logger.error({ err: asError(err) }, 'runtime class reflector failed');
     });
   }
@@ -165,180 +166,5 @@ export class ApiserverRuntimeClassList implements RuntimeClassGetter {
   async stop(): Promise<void> {
     this.#abort?.abort(new Error('runtime class reflector stopped'));
     await this.#loop;
-  }
-
-  async #run(signal: AbortSignal): Promise<void> {
-    const kc = await this.#kubeConfig();
-    let needList = true;
-    let expiredInARow = 0;
-    while (!signal.aborted) {
-      if (needList) {
-        try {
-          await this.#list(kc, signal);
-          needList = false;
-        } catch (err) {
-          if (signal.aborted) return;
-          this.#stats.listErrors++;
-          this.#report(new Error(`listing RuntimeClasses failed: ${asError(err).message}`, { cause: err }));
-          await this.#waitBackoff(signal);
-          continue;
-        }
-      }
-      const outcome = await this.#watchOnce(kc, signal);
-      expiredInARow = outcome === 'expired' ? expiredInARow + 1 : 0;
-      if (outcome === 'aborted') return;
-      if (outcome === 'expired') {
-        this.#stats.expired++;
-        this.#resourceVersion = '';
-        needList = true;
-        if (expiredInARow > 1) await this.#waitBackoff(signal);
-      } else if (outcome === 'failed') {
-        this.#stats.watchErrors++;
-        await this.#waitBackoff(signal);
-      }
-    }
-  }
-
-  async #waitBackoff(signal: AbortSignal): Promise<void> {
-    this.#backoff.next('reflector', this.#clock.now());
-    try {
-      await this.#clock.sleep(this.#backoff.get('reflector'), signal);
-    } catch {
-      // Aborted: the loop checks the signal.
-    }
-  }
-
-  async #list(kc: KubeConfig, signal: AbortSignal): Promise<void> {
-    const { NodeV1Api, Observable, ResponseContext } = await import('@kubernetes/client-node');
-    const api = kc.makeApiClient(NodeV1Api);
-    let raw: string | undefined;
-    // Keep the wire JSON (the generated client would turn timestamps into Dates).
-    const middleware: ObservableMiddleware = {
-      pre: (ctx: RequestContext) => {
-        ctx.setSignal(signal);
-        return new Observable(Promise.resolve(ctx));
-      },
-      post: (ctx: ResponseContext) =>
-        new Observable(
-          ctx.body.text().then((text) => {
-            raw = text;
-            return new ResponseContext(ctx.httpStatusCode, ctx.headers, {
-              text: async () => text,
-              binary: async () => Buffer.from(text),
-            });
-          }),
-        ),
-    };
-    await api.listRuntimeClass({}, { middleware: [middleware], middlewareMergeStrategy: 'append' });
-    if (signal.aborted) return;
-    const list = JSON.parse(raw ?? '{}') as { metadata?: { resourceVersion?: string }; items?: unknown[] };
-    const byName = new Map<string, RuntimeClass>();
-    for (const item of list.items ?? []) {
-      const name = nameOf(item);
-      if (name) byName.set(name, asRuntimeClass(item));
-    }
-    this.#byName = byName;
-    this.#resourceVersion = list.metadata?.resourceVersion ?? '';
-    this.#synced = true;
-    this.#stats.lists++;
-    this.#logger.info(
-      { runtimeClasses: this.names, resourceVersion: this.#resourceVersion },
-      'listed RuntimeClasses',
-    );
-  }
-
-  #watchOnce(kc: KubeConfig, signal: AbortSignal): Promise<WatchOutcome> {
-    return new Promise<WatchOutcome>((resolve) => {
-      const started = this.#clock.now();
-      let events = 0;
-      let finished = false;
-      let controller: AbortController | undefined;
-      let staleTimer: Timer | undefined;
-      const finish = (outcome: WatchOutcome, error?: Error) => {
-        if (finished) return;
-        finished = true;
-        staleTimer?.cancel();
-        signal.removeEventListener('abort', onAbort);
-        controller?.abort();
-        if (error) this.#report(error);
-        resolve(outcome);
-      };
-      const onAbort = () => finish('aborted');
-      const armWatchdog = () => {
-        staleTimer?.cancel();
-        staleTimer = this.#clock.setTimeout(
-          () =>
-            finish(
-              'failed',
-              new Error(`RuntimeClass watch silent for ${this.#stalenessMs}ms; restarting it`),
-            ),
-          this.#stalenessMs,
-        );
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      armWatchdog();
-
-      const onEvent = (type: string, obj: unknown) => {
-        if (finished) return;
-        events++;
-        armWatchdog();
-        if (type === 'ERROR') {
-          const status = (obj ?? {}) as { code?: number; reason?: string; message?: string };
-          const error = new Error(
-            `RuntimeClass watch error ${status.code ?? ''} ${status.reason ?? ''}: ${status.message ?? ''}`.trim(),
-          );
-          finish(status.code === 410 ? 'expired' : 'failed', error);
-          return;
-        }
-        const rv = rvOf(obj);
-        if (rv) this.#resourceVersion = rv;
-        const name = nameOf(obj);
-        if (!name) return;
-        if (type === 'ADDED' || type === 'MODIFIED') this.#byName.set(name, asRuntimeClass(obj));
-        else if (type === 'DELETED') this.#byName.delete(name);
-      };
-      const onDone = (err: unknown) => {
-        if (finished) return;
-        if (err === null || err === undefined) {
-          // A watch that ends at once with nothing in it is a failure in disguise: back off.
-          finish(events === 0 && this.#clock.since(started) < 1_000 ? 'failed' : 'closed');
-          return;
-        }
-        const code = statusCodeOf(err);
-        const error = new Error(`RuntimeClass watch failed: ${code ?? ''} ${asError(err).message}`.trim(), {
-          cause: err,
-        });
-        finish(code === 410 ? 'expired' : 'failed', error);
-      };
-
-      this.#stats.watches++;
-      const timeoutSeconds = Math.floor(this.#minWatchTimeoutSeconds * (1 + this.#random()));
-      void import('@kubernetes/client-node').then(({ Watch }) =>
-        new Watch(kc)
-          .watch(
-            path,
-            { resourceVersion: this.#resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
-            onEvent,
-            onDone,
-          )
-          .then(
-            (c) => {
-              controller = c;
-              if (finished) c.abort();
-            },
-            (err: unknown) => onDone(err ?? new Error('watch failed')),
-          ),
-      );
-    });
-  }
-
-  #report(error: Error): void {
-    this.#logger.warn({ err: error }, error.message);
-    if (!this.#onError) return;
-    try {
-      this.#onError(error);
-    } catch (err) {
-      this.#logger.error({ err: asError(err) }, 'onError callback failed');
-    }
   }
 }

@@ -12,6 +12,7 @@ import {
 } from '@kubelet-kit/status-manager';
 // Types only: the client is loaded on the first write (it costs tens of MiB to load).
 import type { CoreV1Api } from '@kubernetes/client-node';
+import { httpStatusOf } from './api-errors.js';
 
 /** The part of `CoreV1Api` (object-parameter form, client-node 1.4) the sink calls. */
 export type PodStatusApi = Pick<
@@ -44,14 +45,6 @@ export class StatusConflictError extends Error {
     super(`status of pod ${namespace}/${podName} still conflicted after ${attempts} attempts`);
     this.name = 'StatusConflictError';
   }
-}
-
-function httpCode(err: unknown): number | undefined {
-  if (typeof err === 'object' && err !== null && 'code' in err) {
-    const code = (err as { code: unknown }).code;
-    if (typeof code === 'number') return code;
-  }
-  return undefined;
 }
 
 /**
@@ -162,7 +155,7 @@ export class ApiserverStatusSink implements StatusSink {
       try {
         apiPod = toPlainObject(await this.#api.readNamespacedPod({ name, namespace })) as Pod;
       } catch (err) {
-        if (httpCode(err) === 404) return { outcome: 'notFound' };
+        if (httpStatusOf(err) === 404) return { outcome: 'notFound' };
         throw err;
       }
       const uid = apiPod.metadata?.uid ?? '';
@@ -189,7 +182,7 @@ export class ApiserverStatusSink implements StatusSink {
         );
         return { outcome: 'updated', pod: toPlainObject(updated) as Pod };
       } catch (err) {
-        const code = httpCode(err);
+        const code = httpStatusOf(err);
         if (code === 404) return { outcome: 'notFound' };
         if (code !== 409) throw err;
         this.#logger.debug({ namespace, name, attempt }, 'conflict patching pod status, retrying');
