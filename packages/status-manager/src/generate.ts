@@ -1,17 +1,13 @@
 import {
   type ContainerStatus,
+  isRestartableInitContainer,
   type Pod,
   type PodCondition,
   type PodStatus,
+  podSandboxChanged,
   type RuntimePodStatus,
-  podSandboxChanged as sandboxChange,
 } from '@kubelet-kit/core';
-import {
-  getContainerStatus,
-  hasAnyRegularContainerStarted,
-  isRestartableInitContainer,
-  type PodPhase,
-} from './pod-phase.js';
+import { getContainerStatus, hasAnyRegularContainerStarted, type PodPhase } from './pod-phase.js';
 
 // The kubelet-owned pod conditions (upstream pkg/kubelet/status/generate.go).
 
@@ -240,20 +236,14 @@ export function generatePodInitializedCondition(
 }
 
 /**
- * True when the pod needs a new sandbox (upstream `PodSandboxChanged`, the boolean only): none
- * exists, more than one is ready, the newest is not ready, its network mode differs from the
- * spec, or a pod-network sandbox has no IP.
+ * PodReadyToStartContainers: True once a ready sandbox with networking exists, i.e. the pod
+ * needs no new sandbox (upstream `PodSandboxChanged`, the boolean only).
  */
-export function podSandboxChanged(pod: Pod, podStatus: RuntimePodStatus | undefined): boolean {
-  return podStatus === undefined || sandboxChange(pod, podStatus).changed;
-}
-
-/** PodReadyToStartContainers: True once a ready sandbox with networking exists. */
 export function generatePodReadyToStartContainersCondition(
   pod: Pod,
   podStatus: RuntimePodStatus | undefined,
 ): PodCondition {
-  if (!podSandboxChanged(pod, podStatus)) {
+  if (podStatus !== undefined && !podSandboxChanged(pod, podStatus).changed) {
     return condition(pod, PodConditionTypes.PodReadyToStartContainers, 'True');
   }
   return condition(pod, PodConditionTypes.PodReadyToStartContainers, 'False');

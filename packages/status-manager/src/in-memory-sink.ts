@@ -1,5 +1,5 @@
-import type { Pod, PodStatus } from '@kubelet-kit/core';
-import { deepCopy, mergePodStatus, semanticEqual } from './status-rules.js';
+import { deepCopy, type Pod, type PodStatus } from '@kubelet-kit/core';
+import { mergePodStatus, semanticEqual } from './status-rules.js';
 import type {
   StatusDeleteOptions,
   StatusSink,

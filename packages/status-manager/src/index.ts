@@ -17,7 +17,6 @@ export {
   PodConditionTypes,
   podConditionByKubelet,
   podConditionSharedByKubelet,
-  podSandboxChanged,
 } from './generate.js';
 export {
   InMemoryStatusSink,
@@ -29,7 +28,6 @@ export {
   getPhase,
   hasAnyRegularContainerStarted,
   isPodPhaseTerminal,
-  isRestartableInitContainer,
   type PodPhase,
   type ReconciledPhase,
   reconcilePodPhase,

@@ -1,4 +1,10 @@
-import { type Container, type ContainerStatus, isStaticPod, type Pod, type PodSpec } from '@kubelet-kit/core';
+import {
+  type ContainerStatus,
+  isRestartableInitContainer,
+  isStaticPod,
+  type Pod,
+  type PodSpec,
+} from '@kubelet-kit/core';
 
 // The pod phase rules of the kubelet (upstream `getPhase` and the phase part of
 // `generateAPIPodStatus` in pkg/kubelet/kubelet_pods.go).
@@ -9,11 +15,6 @@ export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown
 /** True for Succeeded and Failed: phases a pod never leaves. */
 export function isPodPhaseTerminal(phase: string | undefined): phase is 'Succeeded' | 'Failed' {
   return phase === 'Succeeded' || phase === 'Failed';
-}
-
-/** An init container with `restartPolicy: Always` (a sidecar). */
-export function isRestartableInitContainer(container: Container): boolean {
-  return container.restartPolicy === 'Always';
 }
 
 /** The status named `name` in `statuses`, if any (upstream `podutil.GetContainerStatus`). */

@@ -2,6 +2,7 @@ import {
   type Clock,
   type ContainerID,
   type ContainerStatus,
+  deepCopy,
   formatContainerID,
   isStaticPod,
   type Logger,
@@ -18,7 +19,6 @@ import { isPodPhaseTerminal } from './pod-phase.js';
 import {
   canBeDeleted,
   checkContainerStateTransition,
-  deepCopy,
   dropEmptyContainerStates,
   formatRfc3339,
   hasPodInitialized,

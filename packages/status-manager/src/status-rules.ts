@@ -6,7 +6,7 @@ import type {
   PodSpec,
   PodStatus,
 } from '@kubelet-kit/core';
-import { isMirrorPod } from '@kubelet-kit/core';
+import { deepCopy, isMirrorPod, isRestartableInitContainer } from '@kubelet-kit/core';
 import {
   generateContainersReadyConditionForTerminalPhase,
   generatePodReadyConditionForTerminalPhase,
@@ -14,7 +14,7 @@ import {
   podConditionByKubelet,
   podConditionSharedByKubelet,
 } from './generate.js';
-import { isPodPhaseTerminal, isRestartableInitContainer } from './pod-phase.js';
+import { isPodPhaseTerminal } from './pod-phase.js';
 
 // The pure rules of upstream status_manager.go: normalization, equality, legal transitions,
 // transition times, the merge with the API status and when a pod may be deleted.
@@ -56,21 +56,6 @@ export function semanticEqual(a: unknown, b: unknown): boolean {
   const keys = new Set([...Object.keys(ra), ...Object.keys(rb)]);
   for (const key of keys) if (!semanticEqual(ra[key], rb[key])) return false;
   return true;
-}
-
-/**
- * A deep copy of a JSON value (statuses are plain data: objects, arrays, strings, numbers,
- * booleans; a Date is copied as a Date). Several times cheaper than `structuredClone` for the
- * small objects copied on every status read and write.
- */
-export function deepCopy<T>(value: T): T {
-  if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map(deepCopy) as T;
-  if (value instanceof Date) return new Date(value.getTime()) as T;
-  const out: Record<string, unknown> = {};
-  const source = value as Record<string, unknown>;
-  for (const key of Object.keys(source)) out[key] = deepCopy(source[key]);
-  return out as T;
 }
 
 /**
