@@ -6,6 +6,7 @@ import {
   ConfigFirstSeenAnnotationKey,
   ConfigMirrorAnnotationKey,
   ConfigSourceAnnotationKey,
+  deepCopy,
   type EventRecorder,
   getPodFullName,
   type Logger,
@@ -14,10 +15,11 @@ import {
   type Pod,
   type PodSourceName,
   type PodUpdate,
+  podEventReference,
   RealClock,
 } from '@kubelet-kit/core';
 import { EventEmitter } from 'eventemitter3';
-import { deepCopy, deepEqual } from './equal.js';
+import { deepEqual } from './equal.js';
 import { writable } from './mutable.js';
 import type { PodSource, PodSourceSink } from './source.js';
 
@@ -420,12 +422,7 @@ export class PodConfig extends EventEmitter<PodConfigEvents> {
           'Pod failed validation due to duplicate pod name, ignoring',
         );
         this.#recorder.event(
-          {
-            kind: 'Pod',
-            ...(meta.namespace !== undefined ? { namespace: meta.namespace } : {}),
-            ...(meta.name !== undefined ? { name: meta.name } : {}),
-            ...(meta.uid !== undefined ? { uid: meta.uid } : {}),
-          },
+          podEventReference(pod),
           'Warning',
           'FailedValidation',
           `Error validating pod ${fullName}(${meta.uid ?? ''}) from ${source} due to duplicate pod name ${JSON.stringify(meta.name ?? '')}, ignoring`,

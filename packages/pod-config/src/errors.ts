@@ -1,3 +1,5 @@
+import { type EventRecorder, podEventReference } from '@kubelet-kit/core';
+
 /** One problem with one field (upstream `field.Error`). */
 export interface FieldError {
   /** The field path, e.g. `spec.containers[0].image`; `<document>` when the bytes did not parse. */
@@ -65,6 +67,11 @@ export class PodValidationError extends Error {
     this.field = all[0]?.field ?? '<document>';
     this.errors = all;
   }
+}
+
+/** Records the `FailedValidation` warning event of a rejected pod. */
+export function recordValidationFailure(recorder: EventRecorder, error: PodValidationError): void {
+  recorder.event(podEventReference({ metadata: error.object }), 'Warning', error.code, error.message);
 }
 
 /** An error of a source as a whole (an unreadable directory, an HTTP failure), not of one pod. */

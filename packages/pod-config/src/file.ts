@@ -5,6 +5,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import {
   type Clock,
+  deepCopy,
   type EventRecorder,
   getPodFullName,
   type Logger,
@@ -15,8 +16,8 @@ import {
   type Timer,
 } from '@kubelet-kit/core';
 import { decodeStaticPods, maxConfigLength } from './common.js';
-import { deepCopy, deepEqual } from './equal.js';
-import { PodSourceError, PodValidationError } from './errors.js';
+import { deepEqual } from './equal.js';
+import { PodSourceError, PodValidationError, recordValidationFailure } from './errors.js';
 import type { PodSource, PodSourceSink } from './source.js';
 
 /** Something that reports changes under a path (node's `fs.watch`, or a fake). */
@@ -466,16 +467,7 @@ export class FileSource implements PodSource {
     }
     this.#cache.set(file, { stamp, content, error });
     this.#logger.warn({ file, field: error.field, err: error.message }, "Can't process config file");
-    this.#recorder.event(
-      {
-        kind: 'Pod',
-        ...(error.object.namespace !== undefined ? { namespace: error.object.namespace } : {}),
-        ...(error.object.name !== undefined ? { name: error.object.name } : {}),
-      },
-      'Warning',
-      'FailedValidation',
-      error.message,
-    );
+    recordValidationFailure(this.#recorder, error);
     this.#notify(error);
   }
 

@@ -11,7 +11,7 @@ import {
   type Timer,
 } from '@kubelet-kit/core';
 import { decodeStaticPods, maxConfigLength } from './common.js';
-import { PodSourceError, PodValidationError } from './errors.js';
+import { PodSourceError, PodValidationError, recordValidationFailure } from './errors.js';
 import type { PodSource, PodSourceSink } from './source.js';
 
 /** The subset of `fetch` the source uses (inject one for tests or a custom agent). */
@@ -228,16 +228,7 @@ export class HttpSource implements PodSource {
       });
     } catch (err) {
       if (err instanceof PodValidationError) {
-        this.#recorder.event(
-          {
-            kind: 'Pod',
-            ...(err.object.namespace !== undefined ? { namespace: err.object.namespace } : {}),
-            ...(err.object.name !== undefined ? { name: err.object.name } : {}),
-          },
-          'Warning',
-          'FailedValidation',
-          err.message,
-        );
+        recordValidationFailure(this.#recorder, err);
       }
       throw err;
     }

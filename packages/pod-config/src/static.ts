@@ -1,7 +1,14 @@
 // A programmatic source of static pods for embedders, in the spirit of k0s's static pod API
 // (`ClaimStaticPod`, `SetManifest`, `Clear`, `Drop`): components claim a pod name, then set,
 // clear or drop its manifest, and the kubelet sees a SET of every current manifest.
-import { type EventRecorder, type Logger, noopEventRecorder, noopLogger, type Pod } from '@kubelet-kit/core';
+import {
+  type EventRecorder,
+  type Logger,
+  noopEventRecorder,
+  noopLogger,
+  type Pod,
+  podEventReference,
+} from '@kubelet-kit/core';
 import { decodeStaticPods, parseManifest } from './common.js';
 import { PodValidationError } from './errors.js';
 import type { PodSource, PodSourceSink } from './source.js';
@@ -191,7 +198,8 @@ export class StaticPodSource implements PodSource {
           { pod: `${claim.namespace}/${claim.name}`, field: err.field, err: err.message },
           'Rejected static pod manifest',
         );
-        this.#recorder.event({ kind: 'Pod', ...object }, 'Warning', 'FailedValidation', err.message);
+        // The claim names the pod, whatever the manifest said.
+        this.#recorder.event(podEventReference({ metadata: object }), 'Warning', err.code, err.message);
       }
       throw err;
     }
