@@ -1,6 +1,7 @@
 import {
   type Container,
   type DownwardAPIVolumeFile,
+  type NodeAllocatable,
   type Pod,
   parseQuantity,
   quantityMilliValue,
@@ -14,7 +15,6 @@ import {
   ProjectionPlugin,
   throwAggregate,
 } from './projection.js';
-import type { NodeAllocatable } from './volume-plugin.js';
 
 /** The plugin name of downwardAPI volumes. */
 export const DOWNWARD_API_PLUGIN_NAME = 'kubernetes.io/downward-api';
@@ -88,7 +88,7 @@ export function extractContainerResourceValue(
     case 'limits.memory':
       return bytes(limits.memory, allocatable.memory);
     case 'limits.ephemeral-storage':
-      return bytes(limits['ephemeral-storage'], allocatable.ephemeralStorage);
+      return bytes(limits['ephemeral-storage'], allocatable.ephemeralStorage ?? 0);
     case 'requests.cpu':
       return cpu(requests.cpu);
     case 'requests.memory':

@@ -7,10 +7,12 @@ import {
   type EventRecorder,
   type Logger,
   type MountedVolume,
+  type NodeAllocatable,
   noopEventRecorder,
   noopLogger,
   type ObjectGetter,
   type Pod,
+  podEventReference,
   RealClock,
   type Subpather,
   type Timer,
@@ -34,7 +36,6 @@ import {
 import { SafeSubpather } from './subpath.js';
 import {
   type HostPathPolicy,
-  type NodeAllocatable,
   podVolumeDir,
   type TokenGetter,
   unescapePluginName,
@@ -53,8 +54,8 @@ export const RECONCILER_PERIOD_MS = 100;
 export const OPERATION_INITIAL_BACKOFF_MS = 500;
 export const OPERATION_MAX_BACKOFF_MS = 122_000;
 
-/** What the volume manager asks of the pod workers. */
-export type PodStateProvider = Pick<
+/** What the volume manager asks of the pod workers (a part of core's `PodStateProvider`). */
+export type VolumePodStateProvider = Pick<
   CorePodStateProvider,
   'shouldPodContainersBeTerminating' | 'shouldPodRuntimeBeRemoved'
 >;
@@ -70,7 +71,7 @@ export interface VolumeManagerOptions {
    * a deletionTimestamp or a terminal phase; the runtime is gone once the pod left `getPods()`
    * or has a terminal phase. Pass the pod workers for upstream's behaviour.
    */
-  readonly podStateProvider?: PodStateProvider;
+  readonly podStateProvider?: VolumePodStateProvider;
   /** Whether every pod source has been seen; volumes found on disk at start are kept until then. */
   readonly sourcesReady?: () => boolean;
   /** ConfigMaps and Secrets for volumes. */
@@ -166,7 +167,9 @@ export interface VolumeManager extends VolumeProvider {
 }
 
 function defaultAllocatable(): NodeAllocatable {
-  return { cpu: os.cpus().length, memory: os.totalmem(), ephemeralStorage: 0 };
+  // 110 pods is upstream's --max-pods default; no ephemeral storage, as before: an unset
+  // ephemeral-storage limit reads 0 in the downward API.
+  return { cpu: os.cpus().length, memory: os.totalmem(), pods: 110 };
 }
 
 function uidOf(pod: Pod): string {
@@ -183,7 +186,7 @@ interface OperationState {
 export class BasicVolumeManager implements VolumeManager {
   readonly #root: string;
   readonly #getPods: () => readonly Pod[];
-  readonly #podState: PodStateProvider;
+  readonly #podState: VolumePodStateProvider;
   readonly #sourcesReady: () => boolean;
   readonly #clock: Clock;
   readonly #logger: Logger;
@@ -354,7 +357,7 @@ export class BasicVolumeManager implements VolumeManager {
     });
   }
 
-  #defaultPodState(): PodStateProvider {
+  #defaultPodState(): VolumePodStateProvider {
     const find = (uid: string) => this.#getPods().find((p) => uidOf(p) === uid);
     const terminal = (p: Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
     return {
@@ -495,7 +498,7 @@ export class BasicVolumeManager implements VolumeManager {
     const pod = this.#dsw.getPod(uid);
     if (!pod) return;
     this.#recorder.event(
-      { kind: 'Pod', namespace: pod.metadata?.namespace ?? '', name: pod.metadata?.name ?? '', uid },
+      podEventReference(pod),
       'Warning',
       'FailedMount',
       `MountVolume.SetUp failed for volume ${JSON.stringify(name)} : ${message}`,

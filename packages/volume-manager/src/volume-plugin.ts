@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { Clock, Logger, ObjectGetter, Pod, Volume } from '@kubelet-kit/core';
+import type { Clock, Logger, NodeAllocatable, ObjectGetter, Pod, Volume } from '@kubelet-kit/core';
 import type { Mounter } from './mount.js';
 
 /** Asks for a service account token for a projected volume (upstream's token manager). */
@@ -31,16 +31,6 @@ export interface HostPathDecision {
 /** Lets an embedder refuse host paths (for example everything outside `/srv`). */
 export type HostPathPolicy = (request: HostPathRequest) => HostPathDecision | Promise<HostPathDecision>;
 
-/** Node resources the downward API falls back to when a container sets no limit. */
-export interface NodeAllocatable {
-  /** Cores. */
-  readonly cpu: number;
-  /** Bytes. */
-  readonly memory: number;
-  /** Bytes. */
-  readonly ephemeralStorage: number;
-}
-
 /** What plugins get from the volume manager (upstream `volume.VolumeHost`). */
 export interface VolumeHost {
   readonly logger: Logger;
@@ -50,6 +40,7 @@ export interface VolumeHost {
   readonly tokenGetter?: TokenGetter;
   readonly hostPathPolicy?: HostPathPolicy;
   readonly nodeName?: string;
+  /** Node resources the downward API falls back to when a container sets no limit. */
   readonly nodeAllocatable: () => NodeAllocatable;
 }
 
