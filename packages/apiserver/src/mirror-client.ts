@@ -10,10 +10,18 @@ import {
 import type { CoreV1Api } from '@kubernetes/client-node';
 import { httpStatusOf } from './api-errors.js';
 
-/** The part of `CoreV1Api` (object-parameter form, client-node 1.4) the mirror client calls. */
+/**
+ * The part of `CoreV1Api` (object-parameter form, client-node 1.4) the mirror client calls.
+ *
+ * @public
+ */
 export type MirrorPodApi = Pick<CoreV1Api, 'createNamespacedPod' | 'deleteNamespacedPod' | 'readNode'>;
 
-/** Options of {@link ApiserverMirrorClient}. */
+/**
+ * Options of {@link ApiserverMirrorClient}.
+ *
+ * @public
+ */
 export interface ApiserverMirrorClientOptions {
   readonly api: MirrorPodApi;
   /** The Node object that owns the mirror pods (`--hostname-override`). */
@@ -30,7 +38,11 @@ function parsePodFullName(podFullName: string): { name: string; namespace: strin
   return { name: podFullName.slice(0, i), namespace: podFullName.slice(i + 1) };
 }
 
-/** A `MirrorClient` (from `@kubelet-kit/core`) over the API server. */
+/**
+ * A `MirrorClient` (from `@kubelet-kit/core`) over the API server.
+ *
+ * @public
+ */
 export class ApiserverMirrorClient implements MirrorClient {
   readonly #api: MirrorPodApi;
   readonly #nodeName: string;

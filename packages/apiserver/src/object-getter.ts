@@ -4,7 +4,11 @@ import { noopLogger, RealClock } from '@kubelet-kit/core';
 import type { CoreV1Api, KubeConfig, V1ObjectMeta } from '@kubernetes/client-node';
 import { httpStatusOf } from './api-errors.js';
 
-/** Options of {@link ApiserverObjectGetter}. */
+/**
+ * Options of {@link ApiserverObjectGetter}.
+ *
+ * @public
+ */
 export interface ApiserverObjectGetterOptions {
   readonly kubeConfig: KubeConfig;
   /** How long a read (or a not-found) is reused (ms); default 10 s, as upstream's TTL cache strategy. */
@@ -37,6 +41,8 @@ function definedOnly(fields: Record<string, unknown>): Record<string, unknown> {
  * Reads ConfigMaps and Secrets from the API server with a short TTL cache (upstream's
  * `TTLCacheStrategy` of the configmap and secret managers). Concurrent reads of one object
  * share a request; a 404 is `undefined`; other errors are thrown and not cached.
+ *
+ * @public
  */
 export class ApiserverObjectGetter implements ObjectGetter {
   readonly #kubeConfig: KubeConfig;

@@ -20,7 +20,11 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { asError, reportError } from './api-errors.js';
 import { Reflector, withTypeMeta } from './reflector.js';
 
-/** Options of {@link ApiserverSource}. */
+/**
+ * Options of {@link ApiserverSource}.
+ *
+ * @public
+ */
 export interface ApiserverSourceOptions {
   /** Where the API server is and how to authenticate; its current context is used. */
   readonly kubeConfig: KubeConfig;
@@ -54,7 +58,11 @@ export interface ApiserverSourceOptions {
   readonly random?: () => number;
 }
 
-/** Counters of an {@link ApiserverSource}, for metrics and tests. */
+/**
+ * Counters of an {@link ApiserverSource}, for metrics and tests.
+ *
+ * @public
+ */
 export interface ApiserverSourceStats {
   /** Successful lists (the first one and every relist). */
   readonly lists: number;
@@ -90,6 +98,8 @@ function keyOf(obj: unknown): string {
  *   last resourceVersion it saw. A bookmark only moves that resourceVersion on. A watch the
  *   server ends normally is resumed at once.
  * - A watch silent for longer than `watchStalenessTimeoutMs` is restarted the same way.
+ *
+ * @public
  */
 export class ApiserverSource implements PodSource {
   readonly name = SourceName;

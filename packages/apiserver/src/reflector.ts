@@ -106,8 +106,6 @@ function resourceVersionOf(obj: unknown): string | undefined {
  *   resourceVersion it saw. A bookmark only moves that resourceVersion on. A watch the server
  *   ends normally is resumed at once.
  * - A watch silent for longer than `watchStalenessTimeoutMs` is restarted the same way.
- *
- * @internal
  */
 export class Reflector {
   readonly #options: ReflectorOptions;

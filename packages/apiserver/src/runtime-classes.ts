@@ -17,7 +17,11 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { asError, reportError } from './api-errors.js';
 import { Reflector, withTypeMeta } from './reflector.js';
 
-/** Options of {@link ApiserverRuntimeClassList}. */
+/**
+ * Options of {@link ApiserverRuntimeClassList}.
+ *
+ * @public
+ */
 export interface ApiserverRuntimeClassListOptions {
   /** Where the API server is and how to authenticate (its current context), or how to load that. */
   readonly kubeConfig: KubeConfig | (() => Promise<KubeConfig>);
@@ -41,7 +45,11 @@ export interface ApiserverRuntimeClassListOptions {
   readonly random?: () => number;
 }
 
-/** Counters of an {@link ApiserverRuntimeClassList}, for tests. */
+/**
+ * Counters of an {@link ApiserverRuntimeClassList}, for tests.
+ *
+ * @public
+ */
 export interface ApiserverRuntimeClassListStats {
   readonly lists: number;
   readonly listErrors: number;
@@ -66,6 +74,8 @@ function asRuntimeClass(obj: unknown): RuntimeClass {
  * first list has come back every lookup returns undefined, as upstream's lister before its
  * informer has synced: a pod naming a class then fails its sandbox with "not found" and is
  * retried with the pod worker's backoff.
+ *
+ * @public
  */
 export class ApiserverRuntimeClassList implements RuntimeClassGetter {
   readonly #fallback: RuntimeClassGetter | undefined;

@@ -14,13 +14,21 @@ import {
 import type { CoreV1Api } from '@kubernetes/client-node';
 import { httpStatusOf } from './api-errors.js';
 
-/** The part of `CoreV1Api` (object-parameter form, client-node 1.4) the sink calls. */
+/**
+ * The part of `CoreV1Api` (object-parameter form, client-node 1.4) the sink calls.
+ *
+ * @public
+ */
 export type PodStatusApi = Pick<
   CoreV1Api,
   'readNamespacedPod' | 'patchNamespacedPodStatus' | 'deleteNamespacedPod'
 >;
 
-/** Options of {@link ApiserverStatusSink}. */
+/**
+ * Options of {@link ApiserverStatusSink}.
+ *
+ * @public
+ */
 export interface ApiserverStatusSinkOptions {
   /** A client, e.g. `kubeConfig.makeApiClient(CoreV1Api)`. */
   readonly api: PodStatusApi;
@@ -34,7 +42,11 @@ export interface ApiserverStatusSinkOptions {
   readonly deletePods?: boolean;
 }
 
-/** The API server kept answering 409 Conflict to a status patch. */
+/**
+ * The API server kept answering 409 Conflict to a status patch.
+ *
+ * @public
+ */
 export class StatusConflictError extends Error {
   readonly code = 'Conflict';
   constructor(
@@ -50,6 +62,8 @@ export class StatusConflictError extends Error {
 /**
  * The client deserializes times into `Date`s and leaves unset fields `undefined`; this turns a
  * pod back into plain API JSON (times in whole seconds, as the API server stores them).
+ *
+ * @public
  */
 export function toPlainObject(value: unknown): unknown {
   if (value instanceof Date) return formatRfc3339(value.getTime());
@@ -71,6 +85,8 @@ function isPlainRecord(value: unknown): value is Record<string, unknown> {
 /**
  * A JSON merge patch (RFC 7386) that turns `from` into `to`: changed fields set, removed fields
  * `null`, lists replaced whole. Undefined when nothing differs.
+ *
+ * @public
  */
 export function createMergePatch(
   from: Record<string, unknown>,
@@ -106,6 +122,8 @@ interface Pending {
  * status (`mergePodStatus`), and patches `pods/status` with a JSON merge patch that carries the
  * UID as a precondition. A static pod's status goes to its mirror pod. A 409 Conflict re-reads
  * and retries; writes for one pod that arrive while one is in flight collapse to the newest.
+ *
+ * @public
  */
 export class ApiserverStatusSink implements StatusSink {
   readonly name = 'apiserver';

@@ -20,7 +20,11 @@ import { deepEqual } from './equal.js';
 import { PodSourceError, PodValidationError, recordValidationFailure } from './errors.js';
 import type { PodSource, PodSourceSink } from './source.js';
 
-/** Something that reports changes under a path (node's `fs.watch`, or a fake). */
+/**
+ * Something that reports changes under a path (node's `fs.watch`, or a fake).
+ *
+ * @public
+ */
 export interface FileWatcher {
   close(): void;
 }
@@ -28,6 +32,8 @@ export interface FileWatcher {
 /**
  * Starts watching `path` (a directory); calls `onChange` with the changed entry's name when
  * known, and `onError` when the watch breaks.
+ *
+ * @public
  */
 export type WatchFunction = (
   path: string,
@@ -39,10 +45,16 @@ export type WatchFunction = (
  * Quiet time after a file-system event before the directory is listed again, ms. Short: upstream
  * reads a file on each of its events; this only lets an editor's write-and-rename (or a burst of
  * files moved in) share one listing.
+ *
+ * @public
  */
 export const DefaultFileDebounceMs = 10;
 
-/** The default watcher: `fs.watch`, not recursive. */
+/**
+ * The default watcher: `fs.watch`, not recursive.
+ *
+ * @public
+ */
 export const nodeWatch: WatchFunction = (path, onChange, onError) => {
   const watcher = fsWatch(path, { persistent: false }, (_event, filename) => onChange(filename ?? undefined));
   watcher.on('error', onError);
@@ -52,6 +64,8 @@ export const nodeWatch: WatchFunction = (path, onChange, onError) => {
 /**
  * The default filter of directory entries: dotfiles (as upstream's `[^.]*` glob) and the swap,
  * backup and temporary files editors leave beside the file they save.
+ *
+ * @public
  */
 export function isIgnoredManifestName(name: string): boolean {
   return (
@@ -62,7 +76,11 @@ export function isIgnoredManifestName(name: string): boolean {
   );
 }
 
-/** Options of {@link FileSource}. */
+/**
+ * Options of {@link FileSource}.
+ *
+ * @public
+ */
 export interface FileSourceOptions {
   /** A directory of manifests, or one manifest file. */
   readonly path: string;
@@ -132,6 +150,8 @@ function podKeys(pod: Pod): string[] {
  * are new to a listing also go out ahead of that SET as they are read: the first 8 one per ADD,
  * then in ADDs of 2, 4, 8, … pods. A bad file is reported (logger, event, `onError`,
  * {@link FileSource.errors}) and skipped; the other files are still sent.
+ *
+ * @public
  */
 export class FileSource implements PodSource {
   readonly name: string;

@@ -14,7 +14,11 @@ import { PodValidationError } from './errors.js';
 import type { PodSource, PodSourceSink } from './source.js';
 import { isDNS1123Label, isDNS1123Subdomain } from './validation.js';
 
-/** Options of {@link StaticPodSource}. */
+/**
+ * Options of {@link StaticPodSource}.
+ *
+ * @public
+ */
 export interface StaticPodSourceOptions {
   readonly nodeName: string;
   /** Source name; default `static`. Must differ from the other sources of the same PodConfig. */
@@ -26,7 +30,11 @@ export interface StaticPodSourceOptions {
   readonly preventStaticPodAPIReferences?: boolean;
 }
 
-/** One claimed static pod name (k0s `StaticPod`). */
+/**
+ * One claimed static pod name (k0s `StaticPod`).
+ *
+ * @public
+ */
 export interface StaticPodHandle {
   readonly namespace: string;
   readonly name: string;
@@ -56,6 +64,8 @@ interface Claim {
  * `url:<source>:<namespace>/<name>`, name suffixed with the node name, no NoExecute toleration.
  * Every change sends a SET of all current pods (in claim order); the first SET, empty or not, is
  * sent at `start`.
+ *
+ * @public
  */
 export class StaticPodSource implements PodSource {
   readonly name: string;

@@ -11,7 +11,11 @@ import { getContainerStatus, hasAnyRegularContainerStarted, type PodPhase } from
 
 // The kubelet-owned pod conditions (upstream pkg/kubelet/status/generate.go).
 
-/** Pod condition types (upstream `v1.PodConditionType` constants). */
+/**
+ * Pod condition types (upstream `v1.PodConditionType` constants).
+ *
+ * @public
+ */
 export const PodConditionTypes = {
   PodScheduled: 'PodScheduled',
   Ready: 'Ready',
@@ -23,7 +27,11 @@ export const PodConditionTypes = {
   PodResizeInProgress: 'PodResizeInProgress',
 } as const;
 
-/** Reasons the kubelet gives its conditions (upstream's strings). */
+/**
+ * Reasons the kubelet gives its conditions (upstream's strings).
+ *
+ * @public
+ */
 export const ConditionReasons = {
   /** All container statuses are unknown. */
   UnknownContainerStatuses: 'UnknownContainerStatuses',
@@ -49,12 +57,20 @@ const ownedByKubelet: ReadonlySet<string> = new Set([
   PodConditionTypes.PodResizeInProgress,
 ]);
 
-/** True for the condition types only the kubelet sets (upstream `PodConditionByKubelet`). */
+/**
+ * True for the condition types only the kubelet sets (upstream `PodConditionByKubelet`).
+ *
+ * @public
+ */
 export function podConditionByKubelet(type: string): boolean {
   return ownedByKubelet.has(type);
 }
 
-/** True for the condition types the kubelet shares with other writers (upstream `PodConditionSharedByKubelet`). */
+/**
+ * True for the condition types the kubelet shares with other writers (upstream `PodConditionSharedByKubelet`).
+ *
+ * @public
+ */
 export function podConditionSharedByKubelet(type: string): boolean {
   return type === PodConditionTypes.DisruptionTarget;
 }
@@ -81,12 +97,20 @@ function list(names: readonly string[]): string {
   return `[${names.join(' ')}]`;
 }
 
-/** ContainersReady False with PodCompleted or PodFailed, for a pod in a terminal phase. */
+/**
+ * ContainersReady False with PodCompleted or PodFailed, for a pod in a terminal phase.
+ *
+ * @public
+ */
 export function generateContainersReadyConditionForTerminalPhase(pod: Pod, phase: string): PodCondition {
   return condition(pod, PodConditionTypes.ContainersReady, 'False', terminalReason(phase));
 }
 
-/** Ready False with PodCompleted or PodFailed, for a pod in a terminal phase. */
+/**
+ * Ready False with PodCompleted or PodFailed, for a pod in a terminal phase.
+ *
+ * @public
+ */
 export function generatePodReadyConditionForTerminalPhase(pod: Pod, phase: string): PodCondition {
   return condition(pod, PodConditionTypes.Ready, 'False', terminalReason(phase));
 }
@@ -100,6 +124,8 @@ function terminalReason(phase: string): string | undefined {
 /**
  * ContainersReady: True when every regular container and every sidecar is ready.
  * `containerStatuses` undefined means they are not known at all.
+ *
+ * @public
  */
 export function generateContainersReadyCondition(
   pod: Pod,
@@ -148,6 +174,8 @@ export function generateContainersReadyCondition(
 /**
  * Ready: ContainersReady, and then every readiness gate's condition (looked up in
  * `conditions`) True.
+ *
+ * @public
  */
 export function generatePodReadyCondition(
   pod: Pod,
@@ -192,6 +220,8 @@ export function generatePodReadyCondition(
  * Initialized: every regular init container Ready (it completed) and every sidecar Started,
  * or some regular container already started. `containerStatuses` should hold the init
  * container statuses and the regular ones.
+ *
+ * @public
  */
 export function generatePodInitializedCondition(
   pod: Pod,
@@ -238,6 +268,8 @@ export function generatePodInitializedCondition(
 /**
  * PodReadyToStartContainers: True once a ready sandbox with networking exists, i.e. the pod
  * needs no new sandbox (upstream `PodSandboxChanged`, the boolean only).
+ *
+ * @public
  */
 export function generatePodReadyToStartContainersCondition(
   pod: Pod,
@@ -249,7 +281,11 @@ export function generatePodReadyToStartContainersCondition(
   return condition(pod, PodConditionTypes.PodReadyToStartContainers, 'False');
 }
 
-/** What {@link generatePodConditions} needs. */
+/**
+ * What {@link generatePodConditions} needs.
+ *
+ * @public
+ */
 export interface GeneratePodConditionsInput {
   readonly pod: Pod;
   /** The phase just computed for the new status. */
@@ -269,6 +305,8 @@ export interface GeneratePodConditionsInput {
  * not own, DisruptionTarget from the old status, then PodReadyToStartContainers, Initialized,
  * Ready, ContainersReady and PodScheduled (True). Transition times are left to the status
  * manager.
+ *
+ * @public
  */
 export function generatePodConditions(input: GeneratePodConditionsInput): PodCondition[] {
   const { pod, phase } = input;

@@ -10,10 +10,18 @@ import {
 } from './projection.js';
 import { VolumeSetUpError } from './volume-plugin.js';
 
-/** The plugin name of configMap volumes. */
+/**
+ * The plugin name of configMap volumes.
+ *
+ * @public
+ */
 export const CONFIGMAP_PLUGIN_NAME = 'kubernetes.io/configmap';
 
-/** A ConfigMap's `data` then `binaryData`, as the payload sees them. */
+/**
+ * A ConfigMap's `data` then `binaryData`, as the payload sees them.
+ *
+ * @public
+ */
 export function configMapData(cm: ConfigMap): KeyedData {
   return {
     get: (key) => ownValue(cm.data, key) ?? base64Get(cm.binaryData, key),
@@ -21,7 +29,11 @@ export function configMapData(cm: ConfigMap): KeyedData {
   };
 }
 
-/** configMap volumes (upstream `pkg/volume/configmap`). */
+/**
+ * configMap volumes (upstream `pkg/volume/configmap`).
+ *
+ * @public
+ */
 export class ConfigMapPlugin extends ProjectionPlugin {
   readonly name = CONFIGMAP_PLUGIN_NAME;
   protected readonly memoryBacked = false;

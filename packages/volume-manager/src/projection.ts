@@ -6,13 +6,25 @@ import { memoryVolumeSize, setEmptyDirOwnership, setUpDir, setUpTmpfsDir, tearDo
 import { podVolumeOwnership, setVolumeOwnership } from './volume-linux.js';
 import type { VolumeHost, VolumePlugin, VolumeSpec } from './volume-plugin.js';
 
-/** The API default of `defaultMode` for configMap, secret, downwardAPI and projected volumes. */
+/**
+ * The API default of `defaultMode` for configMap, secret, downwardAPI and projected volumes.
+ *
+ * @public
+ */
 export const DEFAULT_PROJECTION_MODE = 0o644;
 
-/** A projected payload: relative path → file. */
+/**
+ * A projected payload: relative path → file.
+ *
+ * @public
+ */
 export type Payload = Map<string, FileProjection>;
 
-/** Byte data of a key, from a string map (`data`) or a base64 map. */
+/**
+ * Byte data of a key, from a string map (`data`) or a base64 map.
+ *
+ * @public
+ */
 export interface KeyedData {
   /** Already decoded. */
   readonly get: (key: string) => Uint8Array | string | undefined;
@@ -24,6 +36,8 @@ export interface KeyedData {
  * Builds a payload from keyed data as upstream's configmap/secret `MakePayload`: every key when
  * there are no items; otherwise each item's key to its path with its mode, where a missing key
  * is skipped when `optional` and an error (`<what> references non-existent <kind> key`) otherwise.
+ *
+ * @public
  */
 export function makeKeyedPayload(
   what: 'configmap' | 'secret',
@@ -134,6 +148,8 @@ function nestedMountpoints(volumeName: string, pod: Pod): string[] {
  * The shared half of the API data volumes (configMap, secret, downwardAPI, projected): a wrapped
  * emptyDir (tmpfs for all but configMaps) holding an {@link AtomicWriter} projection,
  * re-projected on each set-up.
+ *
+ * @public
  */
 export abstract class ProjectionPlugin implements VolumePlugin {
   abstract readonly name: string;

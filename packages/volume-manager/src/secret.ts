@@ -10,10 +10,18 @@ import {
 } from './projection.js';
 import { VolumeSetUpError } from './volume-plugin.js';
 
-/** The plugin name of secret volumes. */
+/**
+ * The plugin name of secret volumes.
+ *
+ * @public
+ */
 export const SECRET_PLUGIN_NAME = 'kubernetes.io/secret';
 
-/** A Secret's `data` (base64), with `stringData` for manifests that were never through an API server. */
+/**
+ * A Secret's `data` (base64), with `stringData` for manifests that were never through an API server.
+ *
+ * @public
+ */
 export function secretData(secret: Secret): KeyedData {
   return {
     get: (key) => ownValue(secret.stringData, key) ?? base64Get(secret.data, key),
@@ -21,7 +29,11 @@ export function secretData(secret: Secret): KeyedData {
   };
 }
 
-/** secret volumes (upstream `pkg/volume/secret`), on tmpfs. */
+/**
+ * secret volumes (upstream `pkg/volume/secret`), on tmpfs.
+ *
+ * @public
+ */
 export class SecretPlugin extends ProjectionPlugin {
   readonly name = SECRET_PLUGIN_NAME;
   protected readonly memoryBacked = true;

@@ -43,24 +43,50 @@ import {
   type VolumePlugin,
 } from './volume-plugin.js';
 
-/** Upstream's `waitForAttachTimeout` of WaitForAttachAndMount: 2 min 3 s. */
+/**
+ * Upstream's `waitForAttachTimeout` of WaitForAttachAndMount: 2 min 3 s.
+ *
+ * @public
+ */
 export const WAIT_FOR_ATTACH_AND_MOUNT_TIMEOUT_MS = 123_000;
-/** Upstream's `podAttachAndMountRetryInterval`. */
+/**
+ * Upstream's `podAttachAndMountRetryInterval`.
+ *
+ * @public
+ */
 export const WAIT_FOR_ATTACH_AND_MOUNT_POLL_MS = 300;
-/** Upstream's populator and reconciler loop periods. */
+/**
+ * Upstream's populator and reconciler loop periods.
+ *
+ * @public
+ */
 export const DESIRED_STATE_POPULATOR_PERIOD_MS = 100;
+/** @public */
 export const RECONCILER_PERIOD_MS = 100;
-/** Upstream's exponential backoff of failed volume operations (goroutinemap). */
+/**
+ * Upstream's exponential backoff of failed volume operations (goroutinemap).
+ *
+ * @public
+ */
 export const OPERATION_INITIAL_BACKOFF_MS = 500;
+/** @public */
 export const OPERATION_MAX_BACKOFF_MS = 122_000;
 
-/** What the volume manager asks of the pod workers (a part of core's `PodStateProvider`). */
+/**
+ * What the volume manager asks of the pod workers (a part of core's `PodStateProvider`).
+ *
+ * @public
+ */
 export type VolumePodStateProvider = Pick<
   CorePodStateProvider,
   'shouldPodContainersBeTerminating' | 'shouldPodRuntimeBeRemoved'
 >;
 
-/** Options of {@link BasicVolumeManager}. */
+/**
+ * Options of {@link BasicVolumeManager}.
+ *
+ * @public
+ */
 export interface VolumeManagerOptions {
   /** The agent's root directory: pods' volumes live in `<root>/pods/<uid>/volumes/…`. */
   readonly rootDirectory: string;
@@ -104,12 +130,20 @@ export interface VolumeManagerOptions {
   readonly waitTimeoutMs?: number;
 }
 
-/** Options of the waits. */
+/**
+ * Options of the waits.
+ *
+ * @public
+ */
 export interface WaitOptions {
   readonly signal?: AbortSignal;
 }
 
-/** Why a pod's volumes did not become ready (upstream's WaitForAttachAndMount error). */
+/**
+ * Why a pod's volumes did not become ready (upstream's WaitForAttachAndMount error).
+ *
+ * @public
+ */
 export class VolumeMountTimeoutError extends Error {
   /** Upstream's event reason `FailedMount`. */
   readonly code = 'FailedMount';
@@ -130,7 +164,11 @@ export class VolumeMountTimeoutError extends Error {
   }
 }
 
-/** Volumes a terminated pod still has mounted after the wait (upstream WaitForUnmount). */
+/**
+ * Volumes a terminated pod still has mounted after the wait (upstream WaitForUnmount).
+ *
+ * @public
+ */
 export class VolumeUnmountTimeoutError extends Error {
   readonly code = 'FailedUnMount';
   constructor(readonly mountedVolumes: readonly string[]) {
@@ -142,6 +180,8 @@ export class VolumeUnmountTimeoutError extends Error {
 /**
  * Mounts the volumes pods need before their containers start, keeps API data volumes current
  * and cleans up after pods (upstream `pkg/kubelet/volumemanager.VolumeManager`).
+ *
+ * @public
  */
 export interface VolumeManager extends VolumeProvider {
   /** Starts the populator and reconciler loops; rebuilds the actual state from disk first. */
@@ -182,7 +222,11 @@ interface OperationState {
   backoffMs: number;
 }
 
-/** The volume manager over the built-in plugins and the host's mount table. */
+/**
+ * The volume manager over the built-in plugins and the host's mount table.
+ *
+ * @public
+ */
 export class BasicVolumeManager implements VolumeManager {
   readonly #root: string;
   readonly #getPods: () => readonly Pod[];
