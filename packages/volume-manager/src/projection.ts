@@ -1,10 +1,10 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import type { KeyToPath, Pod, Volume } from '@kubelet-kit/core';
+import type { KeyToPath, ObjectGetter, Pod, Volume } from '@kubelet-kit/core';
 import { AtomicWriter, DATA_DIR_NAME, type FileProjection } from './atomic-writer.js';
 import { memoryVolumeSize, setEmptyDirOwnership, setUpDir, setUpTmpfsDir, tearDownDir } from './empty-dir.js';
 import { podVolumeOwnership, setVolumeOwnership } from './volume-linux.js';
-import type { VolumeHost, VolumePlugin, VolumeSpec } from './volume-plugin.js';
+import { type VolumeHost, type VolumePlugin, VolumeSetUpError, type VolumeSpec } from './volume-plugin.js';
 
 /**
  * The API default of `defaultMode` for configMap, secret, downwardAPI and projected volumes.
@@ -219,4 +219,43 @@ export abstract class ProjectionPlugin implements VolumePlugin {
   tearDown(podVolumeDir: string, signal?: AbortSignal): Promise<void> {
     return tearDownDir(this.host, podVolumeDir, signal);
   }
+}
+
+/** Where a configMap or secret volume's object comes from, for {@link objectVolumePayload}. */
+interface ObjectVolumeSource<T> {
+  /** `configmap` or `secret`: names the payload's checks. */
+  readonly what: 'configmap' | 'secret';
+  /** The volume type, for the error when there is no getter: `configMap`, `secret`. */
+  readonly volumeType: string;
+  readonly name: string;
+  readonly optional: boolean;
+  readonly items: readonly KeyToPath[] | undefined;
+  readonly defaultMode: number | undefined;
+  /** The agent's object getter, if it has one. */
+  readonly getter: ObjectGetter | undefined;
+  readonly read: (getter: ObjectGetter) => Promise<T | undefined>;
+  readonly data: (object: T) => KeyedData;
+}
+
+/**
+ * The payload of a configMap or secret volume (upstream's SetUpAt of both plugins): the object
+ * read and projected, nothing when an optional one is missing.
+ */
+export async function objectVolumePayload<T>(source: ObjectVolumeSource<T>): Promise<Payload> {
+  const { getter, what, name } = source;
+  if (!getter)
+    throw new VolumeSetUpError('FailedMount', `no object getter configured for ${source.volumeType} volumes`);
+  const object = await source.read(getter);
+  if (!object) {
+    if (!source.optional)
+      throw new VolumeSetUpError('FailedMount', `${what}s ${JSON.stringify(name)} not found`);
+    return new Map();
+  }
+  return makeKeyedPayload(
+    what,
+    source.data(object),
+    source.items,
+    source.defaultMode ?? DEFAULT_PROJECTION_MODE,
+    source.optional,
+  );
 }
