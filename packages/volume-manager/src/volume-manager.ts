@@ -191,7 +191,7 @@ export interface VolumeManager extends VolumeProvider {
   /**
    * Resolves once every volume of the pod is mounted; asks for API data volumes to be
    * re-projected first (ReprocessPod), so each pod sync refreshes them. Rejects with
-   * {@link VolumeMountTimeoutError} after 2 min 3 s, or with the signal's reason.
+   * `VolumeMountTimeoutError` after 2 min 3 s, or with the signal's reason.
    */
   waitForAttachAndMount(pod: Pod, options?: WaitOptions): Promise<void>;
   /** Resolves once no volume of the pod is mounted (call after its containers stopped). */
