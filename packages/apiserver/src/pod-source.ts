@@ -11,7 +11,6 @@ import {
   noopLogger,
   type Pod,
   podEventReference,
-  RealClock,
 } from '@kubelet-kit/core';
 import { type PodSource, PodSourceError, type PodSourceSink, validatePod } from '@kubelet-kit/pod-config';
 // Types only: the client is loaded when a source first talks to the API server (it costs tens
@@ -113,8 +112,6 @@ export class ApiserverSource implements PodSource {
   /** Validation verdicts by pod key, kept per resourceVersion so each bad version is reported once. */
   readonly #verdicts = new Map<string, { readonly rv: string | undefined; readonly ok: boolean }>();
   #sink: PodSourceSink | undefined;
-  #abort: AbortController | undefined;
-  #loop: Promise<void> | undefined;
   #dirty = false;
   #flushing: Promise<void> | undefined;
   #sets = 0;
@@ -168,14 +165,9 @@ export class ApiserverSource implements PodSource {
           this.#sourceError('WatchStale', `watch silent for ${ms}ms at resourceVersion ${rv}; restarting it`),
       },
       report: (error) => this.#report(error),
-      clock: options.clock ?? new RealClock(),
       logger: this.#logger,
-      watchStalenessTimeoutMs: options.watchStalenessTimeoutMs ?? 120_000,
       listTimeoutMs: options.listTimeoutMs ?? 60_000,
-      minWatchTimeoutSeconds: options.minWatchTimeoutSeconds ?? 300,
-      initialBackoffMs: options.initialBackoffMs ?? 800,
-      maxBackoffMs: options.maxBackoffMs ?? 30_000,
-      random: options.random ?? Math.random,
+      tuning: options,
     });
   }
 
@@ -192,16 +184,11 @@ export class ApiserverSource implements PodSource {
   start(sink: PodSourceSink): void {
     if (this.#sink) throw new Error('ApiserverSource already started');
     this.#sink = sink;
-    const abort = new AbortController();
-    this.#abort = abort;
-    this.#loop = this.#reflector.run(abort.signal).catch((err: unknown) => {
-      if (!abort.signal.aborted) this.#logger.error({ err: asError(err) }, 'apiserver source loop failed');
-    });
+    this.#reflector.start('apiserver source loop failed');
   }
 
-  async stop(): Promise<void> {
-    this.#abort?.abort(new Error('apiserver source stopped'));
-    await this.#loop;
+  stop(): Promise<void> {
+    return this.#reflector.stop();
   }
 
   /** Marks the store changed and sends it, coalescing changes made while the sink is busy. */
@@ -211,7 +198,7 @@ export class ApiserverSource implements PodSource {
   }
 
   async #flush(): Promise<void> {
-    while (this.#dirty && !this.#abort?.signal.aborted && this.#sink) {
+    while (this.#dirty && !this.#reflector.stopped && this.#sink) {
       this.#dirty = false;
       const pods = this.#snapshot();
       this.#sets++;

@@ -2,7 +2,7 @@
 // `tools/cache/reflector.go`): list, then watch from the list's resourceVersion with bookmarks,
 // relist on 410 Gone, back off after failures, and restart a watch that went silent.
 
-import { Backoff, type Clock, type Logger, type Timer } from '@kubelet-kit/core';
+import { Backoff, type Clock, type Logger, RealClock, type Timer } from '@kubelet-kit/core';
 // Types only: the client is loaded when the loop first runs.
 import type {
   ConfigurationOptions,
@@ -12,7 +12,7 @@ import type {
   ResponseContext,
   Watch,
 } from '@kubernetes/client-node';
-import { httpStatusOf } from './api-errors.js';
+import { asError, httpStatusOf } from './api-errors.js';
 
 /** The `Status` object of a watch `ERROR` event. */
 export interface WatchErrorStatus {
@@ -54,14 +54,31 @@ export interface ReflectorOptions {
   readonly errors: ReflectorErrors;
   /** Every error: failed lists and watches, expired resource versions, stale watches. */
   readonly report: (error: Error) => void;
-  readonly clock: Clock;
   readonly logger: Logger;
-  readonly watchStalenessTimeoutMs: number;
   /** A list taking longer is aborted and retried, ms; no limit when undefined. */
   readonly listTimeoutMs?: number;
+  /** The user's settings (the adapters' options of the same names), defaults filled in here. */
+  readonly tuning: ReflectorTuning;
+}
+
+/** What a reflector's user may tune; see the adapters' options for each. */
+export interface ReflectorTuning {
+  readonly clock?: Clock | undefined;
+  /** Default 120 000 ms. */
+  readonly watchStalenessTimeoutMs?: number | undefined;
+  /** Default 300 s. */
+  readonly minWatchTimeoutSeconds?: number | undefined;
+  /** Defaults 800 ms and 30 s, as client-go's reflector. */
+  readonly initialBackoffMs?: number | undefined;
+  readonly maxBackoffMs?: number | undefined;
+  readonly random?: (() => number) | undefined;
+}
+
+/** The settings with their defaults. */
+interface Settings {
+  readonly clock: Clock;
+  readonly stalenessMs: number;
   readonly minWatchTimeoutSeconds: number;
-  readonly initialBackoffMs: number;
-  readonly maxBackoffMs: number;
   readonly random: () => number;
 }
 
@@ -109,8 +126,11 @@ function resourceVersionOf(obj: unknown): string | undefined {
  */
 export class Reflector {
   readonly #options: ReflectorOptions;
+  readonly #settings: Settings;
   readonly #backoff: Backoff;
   #resourceVersion = '';
+  #abort: AbortController | undefined;
+  #loop: Promise<void> | undefined;
   readonly stats: ReflectorStats = {
     lists: 0,
     listErrors: 0,
@@ -123,12 +143,19 @@ export class Reflector {
 
   constructor(options: ReflectorOptions) {
     this.#options = options;
+    const { tuning } = options;
+    this.#settings = {
+      clock: tuning.clock ?? new RealClock(),
+      stalenessMs: tuning.watchStalenessTimeoutMs ?? 120_000,
+      minWatchTimeoutSeconds: tuning.minWatchTimeoutSeconds ?? 300,
+      random: tuning.random ?? Math.random,
+    };
     this.#backoff = new Backoff({
-      clock: options.clock,
-      initialMs: options.initialBackoffMs,
-      maxMs: options.maxBackoffMs,
+      clock: this.#settings.clock,
+      initialMs: tuning.initialBackoffMs ?? 800,
+      maxMs: tuning.maxBackoffMs ?? 30_000,
       maxJitterFactor: 1,
-      random: options.random,
+      random: this.#settings.random,
       hasExpired: (eventTime, lastUpdate) => eventTime - lastUpdate > backoffResetMs,
     });
   }
@@ -136,6 +163,26 @@ export class Reflector {
   /** The resourceVersion the next watch starts from; `''` before the first list. */
   get resourceVersion(): string {
     return this.#resourceVersion;
+  }
+
+  /** Whether {@link Reflector.stop} was called. */
+  get stopped(): boolean {
+    return this.#abort?.signal.aborted ?? false;
+  }
+
+  /** Runs {@link Reflector.run} in the background; a failure of the loop itself is logged. */
+  start(failureMessage: string): void {
+    const abort = new AbortController();
+    this.#abort = abort;
+    this.#loop = this.run(abort.signal).catch((err: unknown) => {
+      if (!abort.signal.aborted) this.#options.logger.error({ err: asError(err) }, failureMessage);
+    });
+  }
+
+  /** Ends the watch and the loop; resolves once the loop is done. */
+  async stop(): Promise<void> {
+    this.#abort?.abort(new Error('reflector stopped'));
+    await this.#loop;
   }
 
   async run(signal: AbortSignal): Promise<void> {
@@ -194,9 +241,9 @@ export class Reflector {
   }
 
   async #waitBackoff(signal: AbortSignal): Promise<void> {
-    this.#backoff.next('reflector', this.#options.clock.now());
+    this.#backoff.next('reflector', this.#settings.clock.now());
     try {
-      await this.#options.clock.sleep(this.#backoff.get('reflector'), signal);
+      await this.#settings.clock.sleep(this.#backoff.get('reflector'), signal);
     } catch {
       // Aborted: the loop checks the signal.
     }
@@ -204,7 +251,8 @@ export class Reflector {
 
   async #list(kc: KubeConfig, signal: AbortSignal): Promise<void> {
     const { Observable, ResponseContext } = await import('@kubernetes/client-node');
-    const { clock, listTimeoutMs } = this.#options;
+    const { clock } = this.#settings;
+    const { listTimeoutMs } = this.#options;
     const listAbort = new AbortController();
     const onAbort = () => listAbort.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
@@ -250,7 +298,8 @@ export class Reflector {
   }
 
   #watchOnce(kc: KubeConfig, WatchClass: typeof Watch, signal: AbortSignal): Promise<WatchOutcome> {
-    const { clock, errors, watchStalenessTimeoutMs: stalenessMs } = this.#options;
+    const { clock, stalenessMs } = this.#settings;
+    const { errors } = this.#options;
     return new Promise<WatchOutcome>((resolve) => {
       const started = clock.now();
       let events = 0;
@@ -307,7 +356,9 @@ export class Reflector {
       };
 
       this.stats.watches++;
-      const timeoutSeconds = Math.floor(this.#options.minWatchTimeoutSeconds * (1 + this.#options.random()));
+      const timeoutSeconds = Math.floor(
+        this.#settings.minWatchTimeoutSeconds * (1 + this.#settings.random()),
+      );
       new WatchClass(kc)
         .watch(
           this.#options.watchPath,

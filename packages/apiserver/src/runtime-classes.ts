@@ -7,7 +7,6 @@ import {
   type Clock,
   type Logger,
   noopLogger,
-  RealClock,
   type RuntimeClass,
   type RuntimeClassGetter,
 } from '@kubelet-kit/core';
@@ -84,8 +83,7 @@ export class ApiserverRuntimeClassList implements RuntimeClassGetter {
   readonly #reflector: Reflector;
   #byName = new Map<string, RuntimeClass>();
   #synced = false;
-  #abort: AbortController | undefined;
-  #loop: Promise<void> | undefined;
+  #started = false;
 
   constructor(options: ApiserverRuntimeClassListOptions) {
     const kc = options.kubeConfig;
@@ -129,13 +127,8 @@ export class ApiserverRuntimeClassList implements RuntimeClassGetter {
         stale: (ms) => new Error(`RuntimeClass watch silent for ${ms}ms; restarting it`),
       },
       report: (error) => reportError(this.#logger, this.#onError, error),
-      clock: options.clock ?? new RealClock(),
       logger: this.#logger,
-      watchStalenessTimeoutMs: options.watchStalenessTimeoutMs ?? 120_000,
-      minWatchTimeoutSeconds: options.minWatchTimeoutSeconds ?? 300,
-      initialBackoffMs: options.initialBackoffMs ?? 800,
-      maxBackoffMs: options.maxBackoffMs ?? 30_000,
-      random: options.random ?? Math.random,
+      tuning: options,
     });
   }
 
@@ -164,17 +157,13 @@ export class ApiserverRuntimeClassList implements RuntimeClassGetter {
 
   /** Starts listing and watching in the background; returns at once. */
   start(): void {
-    if (this.#abort) throw new Error('ApiserverRuntimeClassList already started');
-    const abort = new AbortController();
-    this.#abort = abort;
-    this.#loop = this.#reflector.run(abort.signal).catch((err: unknown) => {
-      if (!abort.signal.aborted) this.#logger.error({ err: asError(err) }, 'runtime class reflector failed');
-    });
+    if (this.#started) throw new Error('ApiserverRuntimeClassList already started');
+    this.#started = true;
+    this.#reflector.start('runtime class reflector failed');
   }
 
   /** Ends the watch and the loop; resolves once the loop is done. */
-  async stop(): Promise<void> {
-    this.#abort?.abort(new Error('runtime class reflector stopped'));
-    await this.#loop;
+  stop(): Promise<void> {
+    return this.#reflector.stop();
   }
 }
