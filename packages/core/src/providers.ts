@@ -1,4 +1,4 @@
-import type { ConfigMap, PodStatus, RuntimeClass, Secret } from './k8s.js';
+import type { ConfigMap, Pod, PodStatus, RuntimeClass, Secret } from './k8s.js';
 import type { RuntimePodStatus } from './runtime.js';
 
 // Interfaces through which one manager uses another without importing its implementation.
@@ -143,4 +143,24 @@ export interface PodStateProvider {
 export interface RuntimeClassGetter {
   /** The RuntimeClass of that name; undefined when there is none. */
   getRuntimeClass(name: string): RuntimeClass | undefined;
+}
+
+/**
+ * Creates and deletes the mirror pods of static pods on the API server (upstream
+ * `pod.MirrorClient`), so that the cluster sees the static pods this node runs.
+ */
+export interface MirrorClient {
+  /**
+   * Creates the mirror pod of a static pod: a copy whose `kubernetes.io/config.mirror`
+   * annotation holds the static pod's hash, owned by this node's Node object. A mirror that
+   * exists already counts as made (its arrival from the API server makes it known); other
+   * failures reject.
+   */
+  createMirrorPod(pod: Pod): Promise<void>;
+  /**
+   * Deletes the mirror pod with this full name (`name_namespace`) at once (grace period 0), only
+   * if its UID is `uid` when one is given. Resolves true when it was deleted, false when it was
+   * gone or had another UID.
+   */
+  deleteMirrorPod(podFullName: string, uid: string | undefined): Promise<boolean>;
 }

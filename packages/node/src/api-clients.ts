@@ -1,18 +1,26 @@
 import path from 'node:path';
 import {
+  ApiserverMirrorClient,
+  ApiserverObjectGetter,
+  ApiserverRuntimeClassList,
+  ApiserverSource,
+  ApiserverStatusSink,
+  type MirrorPodApi,
+  type PodStatusApi,
+} from '@kubelet-kit/apiserver';
+import {
   ApiserverSourceName,
   type Clock,
   type EventRecorder,
   type Logger,
+  type MirrorClient,
   type ObjectGetter,
   type RuntimeClassGetter,
 } from '@kubelet-kit/core';
-import { ApiserverSource, type PodSource } from '@kubelet-kit/pod-config';
-import { ApiserverStatusSink, type PodStatusApi, type StatusSink } from '@kubelet-kit/status-manager';
-import { ApiserverObjectGetter, LocalObjectGetter } from '@kubelet-kit/volume-manager';
+import type { PodSource } from '@kubelet-kit/pod-config';
+import type { StatusSink } from '@kubelet-kit/status-manager';
+import { LocalObjectGetter } from '@kubelet-kit/volume-manager';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { ApiserverRuntimeClassList } from './apiserver-runtime-classes.js';
-import { ApiserverMirrorClient, type MirrorClient, type MirrorPodApi } from './mirror-client.js';
 import { LocalRuntimeClassList, loadRuntimeClasses } from './runtime-classes.js';
 
 /** Options of {@link createApiClients}: the agent's flags that name where objects come from. */

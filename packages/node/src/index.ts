@@ -16,7 +16,6 @@ export type {
 } from './deps.js';
 export { Kubelet, type KubeletOptions } from './kubelet.js';
 export { KubeletMetrics } from './metrics.js';
-export type { MirrorClient } from './mirror-client.js';
 export type { NodeInfo, NodeTaint } from './node-info.js';
 export {
   type AppArmorHostPaths,

@@ -10,6 +10,7 @@ import {
   getPodFullName,
   isMirrorPod,
   type Logger,
+  type MirrorClient,
   NetworkNotReadyError,
   type NodeAllocatable,
   noopEventRecorder,
@@ -54,7 +55,6 @@ import type {
   VolumeManagerView,
 } from './deps.js';
 import type { KubeletMetrics } from './metrics.js';
-import type { MirrorClient } from './mirror-client.js';
 import { tryReconcileMirrorPods } from './mirror-pods.js';
 import type { NodeInfo } from './node-info.js';
 import { handlePodCleanups, type PodCleanupsContext } from './pod-cleanups.js';

@@ -1,7 +1,7 @@
+import type { MirrorClient } from '@kubelet-kit/core';
 import { getPodFullName, isStaticPod, type Logger, type Pod } from '@kubelet-kit/core';
 import { isMirrorPodOf, type PodManager } from '@kubelet-kit/pod-manager';
 import type { PodWorkers } from '@kubelet-kit/pod-workers';
-import type { MirrorClient } from './mirror-client.js';
 
 /**
  * Upstream `tryReconcileMirrorPods` (kubelet.go, on every sync of a static pod): the static pod

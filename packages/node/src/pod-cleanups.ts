@@ -1,13 +1,12 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Clock, Logger, Runtime, Subpather } from '@kubelet-kit/core';
+import type { Clock, Logger, MirrorClient, Runtime, Subpather } from '@kubelet-kit/core';
 import type { PodManager } from '@kubelet-kit/pod-manager';
 import type { PodWorkers } from '@kubelet-kit/pod-workers';
 import { isPodPhaseTerminal } from '@kubelet-kit/status-manager';
 import { cleanPodSubPaths, containerSubPathDirectoryName } from '@kubelet-kit/volume-manager';
 import type { ProbeManagerView, StatusManagerView } from './deps.js';
 import type { KubeletMetrics } from './metrics.js';
-import type { MirrorClient } from './mirror-client.js';
 import { deleteOrphanedMirrorPods } from './mirror-pods.js';
 
 /** What housekeeping works on: the kubelet's managers and the pod directories it made. */

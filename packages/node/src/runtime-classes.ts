@@ -5,7 +5,7 @@ import YAML from 'yaml';
 
 // RuntimeClasses from local files (`--runtime-classes`). Upstream's kubelet reads them from the
 // API server through an informer: with a kubeconfig the agent does too
-// (apiserver-runtime-classes.ts), these files then supplying only names the API server lacks.
+// (`@kubelet-kit/apiserver`), these files then supplying only names the API server lacks.
 
 /** A RuntimeClass file that cannot be used, naming the file and the field. */
 export class RuntimeClassFileError extends Error {

@@ -3,7 +3,6 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Pod } from '@kubelet-kit/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiserverMirrorClient, type MirrorPodApi } from '../src/mirror-client.js';
 import { apiPod, emptyStatus, mirrorOf, setup, staticPod } from './kubelet-harness.js';
 
 // The config handlers (upstream HandlePodAdditions and HandlePodReconcile) on a Kubelet that is
@@ -187,28 +186,6 @@ describe('syncLoopHealthCheck', () => {
       await kubelet.stop();
       fs.rmSync(root, { recursive: true, force: true });
     }
-  });
-});
-
-describe('ApiserverMirrorClient', () => {
-  const api = (createError?: { code: number }): MirrorPodApi =>
-    ({
-      readNode: async () => ({ metadata: { name: 'node-a', uid: 'node-uid' } }),
-      createNamespacedPod: async () => {
-        if (createError) throw Object.assign(new Error('create failed'), createError);
-        return {};
-      },
-      deleteNamespacedPod: async () => ({}),
-    }) as unknown as MirrorPodApi;
-
-  it('counts a mirror that exists already (409) as made, and rejects other failures', async () => {
-    const pod = staticPod('etcd-node-a', 'static-1');
-    await expect(
-      new ApiserverMirrorClient({ api: api({ code: 409 }), nodeName: 'node-a' }).createMirrorPod(pod),
-    ).resolves.toBeUndefined();
-    await expect(
-      new ApiserverMirrorClient({ api: api({ code: 500 }), nodeName: 'node-a' }).createMirrorPod(pod),
-    ).rejects.toThrow('create failed');
   });
 });
 

@@ -1,3 +1,4 @@
+import type { MirrorClient } from '@kubelet-kit/core';
 import {
   type CachedPodStatus,
   ConfigHashAnnotationKey,
@@ -17,7 +18,6 @@ import type { UpdatePodOptions } from '@kubelet-kit/pod-workers';
 import { FakeVolumeManager } from '@kubelet-kit/volume-manager/testing';
 import type { PlegView, PodConfigView, ProbeManagerView, StatusManagerView } from '../src/deps.js';
 import { Kubelet } from '../src/kubelet.js';
-import type { MirrorClient } from '../src/mirror-client.js';
 
 // A Kubelet that is never started unless a test starts it, over fakes of each manager: what its
 // handlers hand the pod workers (recorded in `updates`, the workers do nothing), and what status

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { MirrorClient } from '@kubelet-kit/core';
 import { InMemoryLogger, type Pod } from '@kubelet-kit/core';
 import { BasicPodManager } from '@kubelet-kit/pod-manager';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { MirrorClient } from '../src/mirror-client.js';
 import { deleteOrphanedMirrorPods, tryReconcileMirrorPods } from '../src/mirror-pods.js';
 import {
   apiPod,

@@ -2,7 +2,11 @@
 // `pkg/api/pod/util.go`): the basis of the PreventStaticPodAPIReferences rejection.
 import type { Container, Pod } from '@kubelet-kit/core';
 
-/** The first API object reference of a pod: the plural resource and the field that makes it. */
+/**
+ * The first API object reference of a pod: the plural resource and the field that makes it.
+ *
+ * @public
+ */
 export interface APIObjectReference {
   /** e.g. `secrets`, `configmaps (via projected volumes)`, `serviceaccounts`. */
   readonly resource: string;
@@ -101,6 +105,8 @@ const nodeLocalVolumeKeys = [
  * The first API object `pod` references, in upstream's order (service account, secrets,
  * configMaps, resource claims, then volumes), or undefined when it references none. A volume or
  * projection of an unknown kind counts as a reference, as upstream rejects it.
+ *
+ * @public
  */
 export function apiObjectReference(pod: Pod): APIObjectReference | undefined {
   if (pod.spec?.serviceAccountName) return { resource: 'serviceaccounts', field: 'spec.serviceAccountName' };

@@ -14,6 +14,8 @@ import { podFieldErrors, validatePodSchema } from './validation.js';
 /**
  * The manifest size limit of a file or URL: 10 MiB (upstream `maxConfigLength`). A manifest must be
  * smaller: upstream reads with `ReadAtMost`, which errs once it has read the limit.
+ *
+ * @public
  */
 export const maxConfigLength = 10 * 1024 * 1024;
 
@@ -23,15 +25,25 @@ export const maxConfigLength = 10 * 1024 * 1024;
  * and a second overflow in the same process can take V8 down (a fatal RegExpCompiler OOM, found
  * by fuzzing), so nesting is measured without recursion and refused well before that. The deepest
  * pod field is about 10 levels down.
+ *
+ * @public
  */
 export const maxManifestDepth = 256;
 
-/** `<name>-<lowercase node name>`: unique across nodes (upstream `generatePodName`). */
+/**
+ * `<name>-<lowercase node name>`: unique across nodes (upstream `generatePodName`).
+ *
+ * @public
+ */
 export function generatePodName(name: string, nodeName: string): string {
   return `${name}-${nodeName.toLowerCase()}`;
 }
 
-/** What static pod defaulting needs to know about where a pod came from. */
+/**
+ * What static pod defaulting needs to know about where a pod came from.
+ *
+ * @public
+ */
 export interface StaticPodOrigin {
   readonly nodeName: string;
   /**
@@ -56,6 +68,8 @@ function sameToleration(a: Toleration, b: Toleration): boolean {
  * The UID of a static pod that sets none: hex FNV-128a over the pod, then `host:<node>` and
  * `file:<path>` (file pods) or `url:<url>`. The pod part is a canonical JSON form, not Go's
  * DeepHashObject bytes, so UIDs are stable but differ from the upstream kubelet's.
+ *
+ * @public
  */
 export function staticPodUID(pod: Pod, origin: StaticPodOrigin): string {
   const hasher = new Fnv128a().write(canonicalJSON(pod));
@@ -72,6 +86,8 @@ export function staticPodUID(pod: Pod, origin: StaticPodOrigin): string {
  * Defaults a static pod in place as the kubelet does (upstream `applyDefaults`, after the API
  * defaults its decoder applies): UID (unless set), name suffix, namespace, node name, the
  * config.hash annotation, the NoExecute toleration for file pods, phase Pending.
+ *
+ * @public
  */
 export function applyStaticPodDefaults(pod: Pod, origin: StaticPodOrigin): Pod {
   setPodDefaults(pod);
@@ -97,7 +113,11 @@ export function applyStaticPodDefaults(pod: Pod, origin: StaticPodOrigin): Pod {
   return pod;
 }
 
-/** Options of {@link decodeStaticPods}. */
+/**
+ * Options of {@link decodeStaticPods}.
+ *
+ * @public
+ */
 export interface DecodeStaticPodOptions {
   readonly nodeName: string;
   /** The source name the pods are reported under (`file`, `http`, …). */
@@ -136,6 +156,8 @@ function documentError(
 /**
  * Parses a manifest: JSON, or YAML with YAML 1.1 rules (as sigs.k8s.io/yaml: `0644` is octal,
  * `yes` is true). One document only.
+ *
+ * @public
  */
 export function parseManifest(data: string | Uint8Array, origin: PodOrigin): unknown {
   const size = typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
@@ -344,6 +366,8 @@ function decodeOnePod(raw: unknown, field: string, options: DecodeStaticPodOptio
  * `allowList`, `tryDecodePodList`). Returns the defaulted pods; throws a
  * {@link PodValidationError} naming the source, file or URL, pod and field. A PodList with one
  * bad pod is rejected whole, as upstream.
+ *
+ * @public
  */
 export function decodeStaticPods(data: string | Uint8Array, options: DecodeStaticPodOptions): Pod[] {
   const origin: PodOrigin = {

@@ -6,6 +6,7 @@ import {
   ConfigFirstSeenAnnotationKey,
   ConfigMirrorAnnotationKey,
   ConfigSourceAnnotationKey,
+  deepCopy,
   type EventRecorder,
   getPodFullName,
   type Logger,
@@ -14,10 +15,11 @@ import {
   type Pod,
   type PodSourceName,
   type PodUpdate,
+  podEventReference,
   RealClock,
 } from '@kubelet-kit/core';
 import { EventEmitter } from 'eventemitter3';
-import { deepCopy, deepEqual } from './equal.js';
+import { deepEqual } from './equal.js';
 import { writable } from './mutable.js';
 import type { PodSource, PodSourceSink } from './source.js';
 
@@ -28,16 +30,26 @@ import type { PodSource, PodSourceSink } from './source.js';
  * - `snapshotAndUpdates`: a SET of all sources' pods when pods were added or removed (or on a
  *   source's first SET), then UPDATE and DELETE.
  * - `snapshot`: a SET of all sources' pods on any change.
+ *
+ * @public
  */
 export type PodConfigNotificationMode = 'incremental' | 'snapshotAndUpdates' | 'snapshot';
 
-/** The typed events of {@link PodConfig}. */
+/**
+ * The typed events of {@link PodConfig}.
+ *
+ * @public
+ */
 export interface PodConfigEvents {
   /** Every update, in stream order, at the moment it is produced. */
   update: (update: PodUpdate) => void;
 }
 
-/** Options of {@link PodConfig}. */
+/**
+ * Options of {@link PodConfig}.
+ *
+ * @public
+ */
 export interface PodConfigOptions {
   /** Default `incremental`. */
   readonly mode?: PodConfigNotificationMode;
@@ -58,7 +70,11 @@ export interface PodConfigOptions {
   readonly highWaterMark?: number;
 }
 
-/** Options of {@link PodConfig.updates}. */
+/**
+ * Options of {@link PodConfig.updates}.
+ *
+ * @public
+ */
 export interface PodConfigUpdatesOptions {
   /** Ends the iteration (without error) when aborted. */
   readonly signal?: AbortSignal;
@@ -190,6 +206,8 @@ class Queue<T> {
  * is unbounded, so a slow consumer never loses or reorders anything; a source that awaits its
  * sink is held back while more than `highWaterMark` updates wait (back-pressure, like upstream's
  * blocking channel), and sources that do not await still lose nothing.
+ *
+ * @public
  */
 export class PodConfig extends EventEmitter<PodConfigEvents> {
   readonly mode: PodConfigNotificationMode;
@@ -420,12 +438,7 @@ export class PodConfig extends EventEmitter<PodConfigEvents> {
           'Pod failed validation due to duplicate pod name, ignoring',
         );
         this.#recorder.event(
-          {
-            kind: 'Pod',
-            ...(meta.namespace !== undefined ? { namespace: meta.namespace } : {}),
-            ...(meta.name !== undefined ? { name: meta.name } : {}),
-            ...(meta.uid !== undefined ? { uid: meta.uid } : {}),
-          },
+          podEventReference(pod),
           'Warning',
           'FailedValidation',
           `Error validating pod ${fullName}(${meta.uid ?? ''}) from ${source} due to duplicate pod name ${JSON.stringify(meta.name ?? '')}, ignoring`,

@@ -13,13 +13,29 @@ import type {
   Volume,
 } from '@kubelet-kit/core';
 
-/** `0644`, the default file mode of configMap, secret, downwardAPI and projected volumes. */
+/**
+ * `0644`, the default file mode of configMap, secret, downwardAPI and projected volumes.
+ *
+ * @public
+ */
 export const DefaultVolumeFileMode = 0o644;
-/** The default `terminationGracePeriodSeconds`. */
+/**
+ * The default `terminationGracePeriodSeconds`.
+ *
+ * @public
+ */
 export const DefaultTerminationGracePeriodSeconds = 30;
-/** The default `schedulerName`. */
+/**
+ * The default `schedulerName`.
+ *
+ * @public
+ */
 export const DefaultSchedulerName = 'default-scheduler';
-/** The default `terminationMessagePath`. */
+/**
+ * The default `terminationMessagePath`.
+ *
+ * @public
+ */
 export const DefaultTerminationMessagePath = '/dev/termination-log';
 
 // The docker reference grammar (distribution/reference): [domain '/'] path [':' tag] ['@' digest].
@@ -64,6 +80,8 @@ function imageTag(image: string): string | undefined {
  * `SetDefaults_Container`): `Always` when the reference's tag is `latest` (an untagged image, or
  * `:latest` even beside a digest), `IfNotPresent` otherwise, including a string that does not
  * parse as an image reference.
+ *
+ * @public
  */
 export function defaultImagePullPolicy(image: string): 'Always' | 'IfNotPresent' {
   return imageTag(image) === 'latest' ? 'Always' : 'IfNotPresent';
@@ -159,7 +177,11 @@ const volumeSourceKeys = [
   'vsphereVolume',
 ] as const;
 
-/** The volume source keys a volume sets (upstream allows exactly one). */
+/**
+ * The volume source keys a volume sets (upstream allows exactly one).
+ *
+ * @public
+ */
 export function volumeSourcesOf(volume: Volume): string[] {
   const record = volume as unknown as Record<string, unknown>;
   return volumeSourceKeys.filter((k) => record[k] !== undefined && record[k] !== null);
@@ -220,6 +242,8 @@ function defaultPodSpec(spec: PodSpec): void {
 /**
  * Applies, in place, the defaults an API server would have applied to `pod` on create. Values the
  * manifest sets are kept. Returns `pod`.
+ *
+ * @public
  */
 export function setPodDefaults(pod: Pod): Pod {
   pod.apiVersion ??= 'v1';

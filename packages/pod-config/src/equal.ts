@@ -25,28 +25,3 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   for (const key in rb) if (rb[key] !== undefined) countB++;
   return countA === countB;
 }
-
-/**
- * A deep copy of a JSON-like value, several times faster than `structuredClone` for API
- * objects; anything that is not a plain object or array (a Date, a Buffer) goes through
- * `structuredClone`. Undefined members are kept as they are.
- */
-export function deepCopy<T>(value: T): T {
-  if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) {
-    const out = new Array(value.length);
-    for (let i = 0; i < value.length; i++) out[i] = deepCopy(value[i]);
-    return out as T;
-  }
-  const proto = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype && proto !== null) return structuredClone(value);
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value as Record<string, unknown>)) {
-    const copy = deepCopy((value as Record<string, unknown>)[key]);
-    // A parsed `__proto__` member is data; assigning it would set the copy's prototype.
-    if (key === '__proto__')
-      Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true });
-    else out[key] = copy;
-  }
-  return out as T;
-}

@@ -1,4 +1,10 @@
-/** One problem with one field (upstream `field.Error`). */
+import { type EventRecorder, podEventReference } from '@kubelet-kit/core';
+
+/**
+ * One problem with one field (upstream `field.Error`).
+ *
+ * @public
+ */
 export interface FieldError {
   /** The field path, e.g. `spec.containers[0].image`; `<document>` when the bytes did not parse. */
   readonly field: string;
@@ -7,7 +13,11 @@ export interface FieldError {
   readonly detail: string;
 }
 
-/** Where a rejected pod came from. */
+/**
+ * Where a rejected pod came from.
+ *
+ * @public
+ */
 export interface PodOrigin {
   /** The source name: `file`, `http`, `api`, `static`, … */
   readonly source: string;
@@ -17,7 +27,11 @@ export interface PodOrigin {
   readonly url?: string;
 }
 
-/** The pod a rejection is about, as far as it could be read. */
+/**
+ * The pod a rejection is about, as far as it could be read.
+ *
+ * @public
+ */
 export interface PodObjectRef {
   readonly namespace?: string;
   readonly name?: string;
@@ -41,6 +55,8 @@ function describe(
  * A pod rejected before it entered the stream: bytes that are not a pod, a pod that fails
  * validation, or a static pod that references API objects. The message names the source, the
  * file or URL, the pod and every field.
+ *
+ * @public
  */
 export class PodValidationError extends Error {
   /** Upstream's event reason for pods rejected by the kubelet. */
@@ -67,7 +83,16 @@ export class PodValidationError extends Error {
   }
 }
 
-/** An error of a source as a whole (an unreadable directory, an HTTP failure), not of one pod. */
+/** Records the `FailedValidation` warning event of a rejected pod. */
+export function recordValidationFailure(recorder: EventRecorder, error: PodValidationError): void {
+  recorder.event(podEventReference({ metadata: error.object }), 'Warning', error.code, error.message);
+}
+
+/**
+ * An error of a source as a whole (an unreadable directory, an HTTP failure), not of one pod.
+ *
+ * @public
+ */
 export class PodSourceError extends Error {
   readonly code: string;
   readonly source: string;

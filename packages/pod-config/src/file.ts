@@ -5,6 +5,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import {
   type Clock,
+  deepCopy,
   type EventRecorder,
   getPodFullName,
   type Logger,
@@ -15,11 +16,15 @@ import {
   type Timer,
 } from '@kubelet-kit/core';
 import { decodeStaticPods, maxConfigLength } from './common.js';
-import { deepCopy, deepEqual } from './equal.js';
-import { PodSourceError, PodValidationError } from './errors.js';
+import { deepEqual } from './equal.js';
+import { PodSourceError, PodValidationError, recordValidationFailure } from './errors.js';
 import type { PodSource, PodSourceSink } from './source.js';
 
-/** Something that reports changes under a path (node's `fs.watch`, or a fake). */
+/**
+ * Something that reports changes under a path (node's `fs.watch`, or a fake).
+ *
+ * @public
+ */
 export interface FileWatcher {
   close(): void;
 }
@@ -27,6 +32,8 @@ export interface FileWatcher {
 /**
  * Starts watching `path` (a directory); calls `onChange` with the changed entry's name when
  * known, and `onError` when the watch breaks.
+ *
+ * @public
  */
 export type WatchFunction = (
   path: string,
@@ -38,10 +45,16 @@ export type WatchFunction = (
  * Quiet time after a file-system event before the directory is listed again, ms. Short: upstream
  * reads a file on each of its events; this only lets an editor's write-and-rename (or a burst of
  * files moved in) share one listing.
+ *
+ * @public
  */
 export const DefaultFileDebounceMs = 10;
 
-/** The default watcher: `fs.watch`, not recursive. */
+/**
+ * The default watcher: `fs.watch`, not recursive.
+ *
+ * @public
+ */
 export const nodeWatch: WatchFunction = (path, onChange, onError) => {
   const watcher = fsWatch(path, { persistent: false }, (_event, filename) => onChange(filename ?? undefined));
   watcher.on('error', onError);
@@ -51,6 +64,8 @@ export const nodeWatch: WatchFunction = (path, onChange, onError) => {
 /**
  * The default filter of directory entries: dotfiles (as upstream's `[^.]*` glob) and the swap,
  * backup and temporary files editors leave beside the file they save.
+ *
+ * @public
  */
 export function isIgnoredManifestName(name: string): boolean {
   return (
@@ -61,7 +76,11 @@ export function isIgnoredManifestName(name: string): boolean {
   );
 }
 
-/** Options of {@link FileSource}. */
+/**
+ * Options of {@link FileSource}.
+ *
+ * @public
+ */
 export interface FileSourceOptions {
   /** A directory of manifests, or one manifest file. */
   readonly path: string;
@@ -131,6 +150,8 @@ function podKeys(pod: Pod): string[] {
  * are new to a listing also go out ahead of that SET as they are read: the first 8 one per ADD,
  * then in ADDs of 2, 4, 8, … pods. A bad file is reported (logger, event, `onError`,
  * {@link FileSource.errors}) and skipped; the other files are still sent.
+ *
+ * @public
  */
 export class FileSource implements PodSource {
   readonly name: string;
@@ -466,16 +487,7 @@ export class FileSource implements PodSource {
     }
     this.#cache.set(file, { stamp, content, error });
     this.#logger.warn({ file, field: error.field, err: error.message }, "Can't process config file");
-    this.#recorder.event(
-      {
-        kind: 'Pod',
-        ...(error.object.namespace !== undefined ? { namespace: error.object.namespace } : {}),
-        ...(error.object.name !== undefined ? { name: error.object.name } : {}),
-      },
-      'Warning',
-      'FailedValidation',
-      error.message,
-    );
+    recordValidationFailure(this.#recorder, error);
     this.#notify(error);
   }
 

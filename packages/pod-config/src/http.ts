@@ -11,16 +11,24 @@ import {
   type Timer,
 } from '@kubelet-kit/core';
 import { decodeStaticPods, maxConfigLength } from './common.js';
-import { PodSourceError, PodValidationError } from './errors.js';
+import { PodSourceError, PodValidationError, recordValidationFailure } from './errors.js';
 import type { PodSource, PodSourceSink } from './source.js';
 
-/** The subset of `fetch` the source uses (inject one for tests or a custom agent). */
+/**
+ * The subset of `fetch` the source uses (inject one for tests or a custom agent).
+ *
+ * @public
+ */
 export type FetchFunction = (
   url: string,
   init: { headers: Record<string, string>; signal: AbortSignal },
 ) => Promise<Response>;
 
-/** Options of {@link HttpSource}. */
+/**
+ * Options of {@link HttpSource}.
+ *
+ * @public
+ */
 export interface HttpSourceOptions {
   /** Where the manifest (a Pod or a PodList, YAML or JSON) is served. */
   readonly url: string;
@@ -56,6 +64,8 @@ export interface HttpSourceOptions {
  * non-200 status, an empty, oversized or unparsable body, an invalid pod, or a response slower
  * than `timeout` is an error that keeps the last good state (an empty body before any good one
  * sends an empty SET, so the source still becomes ready).
+ *
+ * @public
  */
 export class HttpSource implements PodSource {
   readonly name: string;
@@ -228,16 +238,7 @@ export class HttpSource implements PodSource {
       });
     } catch (err) {
       if (err instanceof PodValidationError) {
-        this.#recorder.event(
-          {
-            kind: 'Pod',
-            ...(err.object.namespace !== undefined ? { namespace: err.object.namespace } : {}),
-            ...(err.object.name !== undefined ? { name: err.object.name } : {}),
-          },
-          'Warning',
-          'FailedValidation',
-          err.message,
-        );
+        recordValidationFailure(this.#recorder, err);
       }
       throw err;
     }

@@ -1,13 +1,24 @@
 // A programmatic source of static pods for embedders, in the spirit of k0s's static pod API
 // (`ClaimStaticPod`, `SetManifest`, `Clear`, `Drop`): components claim a pod name, then set,
 // clear or drop its manifest, and the kubelet sees a SET of every current manifest.
-import { type EventRecorder, type Logger, noopEventRecorder, noopLogger, type Pod } from '@kubelet-kit/core';
+import {
+  type EventRecorder,
+  type Logger,
+  noopEventRecorder,
+  noopLogger,
+  type Pod,
+  podEventReference,
+} from '@kubelet-kit/core';
 import { decodeStaticPods, parseManifest } from './common.js';
 import { PodValidationError } from './errors.js';
 import type { PodSource, PodSourceSink } from './source.js';
 import { isDNS1123Label, isDNS1123Subdomain } from './validation.js';
 
-/** Options of {@link StaticPodSource}. */
+/**
+ * Options of {@link StaticPodSource}.
+ *
+ * @public
+ */
 export interface StaticPodSourceOptions {
   readonly nodeName: string;
   /** Source name; default `static`. Must differ from the other sources of the same PodConfig. */
@@ -19,7 +30,11 @@ export interface StaticPodSourceOptions {
   readonly preventStaticPodAPIReferences?: boolean;
 }
 
-/** One claimed static pod name (k0s `StaticPod`). */
+/**
+ * One claimed static pod name (k0s `StaticPod`).
+ *
+ * @public
+ */
 export interface StaticPodHandle {
   readonly namespace: string;
   readonly name: string;
@@ -49,6 +64,8 @@ interface Claim {
  * `url:<source>:<namespace>/<name>`, name suffixed with the node name, no NoExecute toleration.
  * Every change sends a SET of all current pods (in claim order); the first SET, empty or not, is
  * sent at `start`.
+ *
+ * @public
  */
 export class StaticPodSource implements PodSource {
   readonly name: string;
@@ -191,7 +208,8 @@ export class StaticPodSource implements PodSource {
           { pod: `${claim.namespace}/${claim.name}`, field: err.field, err: err.message },
           'Rejected static pod manifest',
         );
-        this.#recorder.event({ kind: 'Pod', ...object }, 'Warning', 'FailedValidation', err.message);
+        // The claim names the pod, whatever the manifest said.
+        this.#recorder.event(podEventReference({ metadata: object }), 'Warning', err.code, err.message);
       }
       throw err;
     }

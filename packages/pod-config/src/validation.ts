@@ -22,12 +22,20 @@ const dns1123SubdomainRe = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*
 const qualifiedNamePartRe = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const ianaSvcNameRe = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
 
-/** A DNS-1123 label: lowercase alphanumerics and '-', at most 63 characters. */
+/**
+ * A DNS-1123 label: lowercase alphanumerics and '-', at most 63 characters.
+ *
+ * @public
+ */
 export function isDNS1123Label(value: string): boolean {
   return value.length <= 63 && dns1123LabelRe.test(value);
 }
 
-/** A DNS-1123 subdomain: dot-separated labels, at most 253 characters. */
+/**
+ * A DNS-1123 subdomain: dot-separated labels, at most 253 characters.
+ *
+ * @public
+ */
 export function isDNS1123Subdomain(value: string): boolean {
   return value.length <= 253 && dns1123SubdomainRe.test(value);
 }
@@ -93,7 +101,11 @@ interface SchemaError {
   params?: { missingProperty?: string; allowedValues?: unknown[] };
 }
 
-/** The structural (OpenAPI schema) errors of a pod object. */
+/**
+ * The structural (OpenAPI schema) errors of a pod object.
+ *
+ * @public
+ */
 export function validatePodSchema(pod: unknown): FieldError[] {
   if (pod === null || typeof pod !== 'object' || Array.isArray(pod)) {
     return [{ field: '<root>', type: 'Invalid value', detail: 'a pod must be an object' }];
@@ -468,6 +480,8 @@ function validateMeta(pod: Pod, errs: Errors): void {
 /**
  * The errors of `pod` without any origin: schema errors first; when the shape is right, the
  * hand-written rules.
+ *
+ * @public
  */
 export function podFieldErrors(pod: unknown): FieldError[] {
   const schema = validatePodSchema(pod);
@@ -483,6 +497,8 @@ export function podFieldErrors(pod: unknown): FieldError[] {
  * source, file or URL, pod and fields) or undefined when the pod is valid. Pods from the API
  * server are validated but not defaulted; static pods are defaulted first
  * (see `decodeStaticPod`).
+ *
+ * @public
  */
 export function validatePod(pod: unknown, origin: PodOrigin): PodValidationError | undefined {
   const errors = podFieldErrors(pod);

@@ -1,21 +1,21 @@
 import {
   type ContainerStatus,
+  isRestartableInitContainer,
   type Pod,
   type PodCondition,
   type PodStatus,
+  podSandboxChanged,
   type RuntimePodStatus,
-  podSandboxChanged as sandboxChange,
 } from '@kubelet-kit/core';
-import {
-  getContainerStatus,
-  hasAnyRegularContainerStarted,
-  isRestartableInitContainer,
-  type PodPhase,
-} from './pod-phase.js';
+import { getContainerStatus, hasAnyRegularContainerStarted, type PodPhase } from './pod-phase.js';
 
 // The kubelet-owned pod conditions (upstream pkg/kubelet/status/generate.go).
 
-/** Pod condition types (upstream `v1.PodConditionType` constants). */
+/**
+ * Pod condition types (upstream `v1.PodConditionType` constants).
+ *
+ * @public
+ */
 export const PodConditionTypes = {
   PodScheduled: 'PodScheduled',
   Ready: 'Ready',
@@ -27,7 +27,11 @@ export const PodConditionTypes = {
   PodResizeInProgress: 'PodResizeInProgress',
 } as const;
 
-/** Reasons the kubelet gives its conditions (upstream's strings). */
+/**
+ * Reasons the kubelet gives its conditions (upstream's strings).
+ *
+ * @public
+ */
 export const ConditionReasons = {
   /** All container statuses are unknown. */
   UnknownContainerStatuses: 'UnknownContainerStatuses',
@@ -53,12 +57,20 @@ const ownedByKubelet: ReadonlySet<string> = new Set([
   PodConditionTypes.PodResizeInProgress,
 ]);
 
-/** True for the condition types only the kubelet sets (upstream `PodConditionByKubelet`). */
+/**
+ * True for the condition types only the kubelet sets (upstream `PodConditionByKubelet`).
+ *
+ * @public
+ */
 export function podConditionByKubelet(type: string): boolean {
   return ownedByKubelet.has(type);
 }
 
-/** True for the condition types the kubelet shares with other writers (upstream `PodConditionSharedByKubelet`). */
+/**
+ * True for the condition types the kubelet shares with other writers (upstream `PodConditionSharedByKubelet`).
+ *
+ * @public
+ */
 export function podConditionSharedByKubelet(type: string): boolean {
   return type === PodConditionTypes.DisruptionTarget;
 }
@@ -85,12 +97,20 @@ function list(names: readonly string[]): string {
   return `[${names.join(' ')}]`;
 }
 
-/** ContainersReady False with PodCompleted or PodFailed, for a pod in a terminal phase. */
+/**
+ * ContainersReady False with PodCompleted or PodFailed, for a pod in a terminal phase.
+ *
+ * @public
+ */
 export function generateContainersReadyConditionForTerminalPhase(pod: Pod, phase: string): PodCondition {
   return condition(pod, PodConditionTypes.ContainersReady, 'False', terminalReason(phase));
 }
 
-/** Ready False with PodCompleted or PodFailed, for a pod in a terminal phase. */
+/**
+ * Ready False with PodCompleted or PodFailed, for a pod in a terminal phase.
+ *
+ * @public
+ */
 export function generatePodReadyConditionForTerminalPhase(pod: Pod, phase: string): PodCondition {
   return condition(pod, PodConditionTypes.Ready, 'False', terminalReason(phase));
 }
@@ -104,6 +124,8 @@ function terminalReason(phase: string): string | undefined {
 /**
  * ContainersReady: True when every regular container and every sidecar is ready.
  * `containerStatuses` undefined means they are not known at all.
+ *
+ * @public
  */
 export function generateContainersReadyCondition(
   pod: Pod,
@@ -152,6 +174,8 @@ export function generateContainersReadyCondition(
 /**
  * Ready: ContainersReady, and then every readiness gate's condition (looked up in
  * `conditions`) True.
+ *
+ * @public
  */
 export function generatePodReadyCondition(
   pod: Pod,
@@ -196,6 +220,8 @@ export function generatePodReadyCondition(
  * Initialized: every regular init container Ready (it completed) and every sidecar Started,
  * or some regular container already started. `containerStatuses` should hold the init
  * container statuses and the regular ones.
+ *
+ * @public
  */
 export function generatePodInitializedCondition(
   pod: Pod,
@@ -240,26 +266,26 @@ export function generatePodInitializedCondition(
 }
 
 /**
- * True when the pod needs a new sandbox (upstream `PodSandboxChanged`, the boolean only): none
- * exists, more than one is ready, the newest is not ready, its network mode differs from the
- * spec, or a pod-network sandbox has no IP.
+ * PodReadyToStartContainers: True once a ready sandbox with networking exists, i.e. the pod
+ * needs no new sandbox (upstream `PodSandboxChanged`, the boolean only).
+ *
+ * @public
  */
-export function podSandboxChanged(pod: Pod, podStatus: RuntimePodStatus | undefined): boolean {
-  return podStatus === undefined || sandboxChange(pod, podStatus).changed;
-}
-
-/** PodReadyToStartContainers: True once a ready sandbox with networking exists. */
 export function generatePodReadyToStartContainersCondition(
   pod: Pod,
   podStatus: RuntimePodStatus | undefined,
 ): PodCondition {
-  if (!podSandboxChanged(pod, podStatus)) {
+  if (podStatus !== undefined && !podSandboxChanged(pod, podStatus).changed) {
     return condition(pod, PodConditionTypes.PodReadyToStartContainers, 'True');
   }
   return condition(pod, PodConditionTypes.PodReadyToStartContainers, 'False');
 }
 
-/** What {@link generatePodConditions} needs. */
+/**
+ * What {@link generatePodConditions} needs.
+ *
+ * @public
+ */
 export interface GeneratePodConditionsInput {
   readonly pod: Pod;
   /** The phase just computed for the new status. */
@@ -279,6 +305,8 @@ export interface GeneratePodConditionsInput {
  * not own, DisruptionTarget from the old status, then PodReadyToStartContainers, Initialized,
  * Ready, ContainersReady and PodScheduled (True). Transition times are left to the status
  * manager.
+ *
+ * @public
  */
 export function generatePodConditions(input: GeneratePodConditionsInput): PodCondition[] {
   const { pod, phase } = input;

@@ -1,5 +1,5 @@
-import type { Pod, PodStatus } from '@kubelet-kit/core';
-import { deepCopy, mergePodStatus, semanticEqual } from './status-rules.js';
+import { deepCopy, type Pod, type PodStatus } from '@kubelet-kit/core';
+import { mergePodStatus, semanticEqual } from './status-rules.js';
 import type {
   StatusDeleteOptions,
   StatusSink,
@@ -7,7 +7,11 @@ import type {
   StatusWriteResult,
 } from './status-sink.js';
 
-/** One write an {@link InMemoryStatusSink} received. */
+/**
+ * One write an {@link InMemoryStatusSink} received.
+ *
+ * @public
+ */
 export interface StatusWriteRecord {
   readonly namespace: string;
   readonly name: string;
@@ -18,7 +22,11 @@ export interface StatusWriteRecord {
   readonly outcome: StatusWriteResult['outcome'];
 }
 
-/** Options of {@link InMemoryStatusSink}. */
+/**
+ * Options of {@link InMemoryStatusSink}.
+ *
+ * @public
+ */
 export interface InMemoryStatusSinkOptions {
   readonly name?: string;
   /**
@@ -39,6 +47,8 @@ function key(namespace: string, name: string): string {
  * status as an API server would. Use it as a local view of the statuses, or in tests as the
  * API server (seed it with {@link InMemoryStatusSink.addPod}, inspect {@link InMemoryStatusSink.writes},
  * inject failures with {@link InMemoryStatusSink.failNext}).
+ *
+ * @public
  */
 export class InMemoryStatusSink implements StatusSink {
   readonly name: string;

@@ -5,14 +5,6 @@
  */
 
 export {
-  ApiserverStatusSink,
-  type ApiserverStatusSinkOptions,
-  createMergePatch,
-  type PodStatusApi,
-  StatusConflictError,
-  toPlainObject,
-} from './apiserver-sink.js';
-export {
   ConditionReasons,
   type GeneratePodConditionsInput,
   generateContainersReadyCondition,
@@ -25,7 +17,6 @@ export {
   PodConditionTypes,
   podConditionByKubelet,
   podConditionSharedByKubelet,
-  podSandboxChanged,
 } from './generate.js';
 export {
   InMemoryStatusSink,
@@ -37,7 +28,6 @@ export {
   getPhase,
   hasAnyRegularContainerStarted,
   isPodPhaseTerminal,
-  isRestartableInitContainer,
   type PodPhase,
   type ReconciledPhase,
   reconcilePodPhase,
@@ -57,6 +47,7 @@ export {
 export {
   canBeDeleted,
   checkContainerStateTransition,
+  dropEmptyContainerStates,
   formatRfc3339,
   hasPodInitialized,
   initializedContainerCount,

@@ -1,22 +1,35 @@
-import { type Container, type ContainerStatus, isStaticPod, type Pod, type PodSpec } from '@kubelet-kit/core';
+import {
+  type ContainerStatus,
+  isRestartableInitContainer,
+  isStaticPod,
+  type Pod,
+  type PodSpec,
+} from '@kubelet-kit/core';
 
 // The pod phase rules of the kubelet (upstream `getPhase` and the phase part of
 // `generateAPIPodStatus` in pkg/kubelet/kubelet_pods.go).
 
-/** A pod's phase (upstream `v1.PodPhase`). */
+/**
+ * A pod's phase (upstream `v1.PodPhase`).
+ *
+ * @public
+ */
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
 
-/** True for Succeeded and Failed: phases a pod never leaves. */
+/**
+ * True for Succeeded and Failed: phases a pod never leaves.
+ *
+ * @public
+ */
 export function isPodPhaseTerminal(phase: string | undefined): phase is 'Succeeded' | 'Failed' {
   return phase === 'Succeeded' || phase === 'Failed';
 }
 
-/** An init container with `restartPolicy: Always` (a sidecar). */
-export function isRestartableInitContainer(container: Container): boolean {
-  return container.restartPolicy === 'Always';
-}
-
-/** The status named `name` in `statuses`, if any (upstream `podutil.GetContainerStatus`). */
+/**
+ * The status named `name` in `statuses`, if any (upstream `podutil.GetContainerStatus`).
+ *
+ * @public
+ */
 export function getContainerStatus(
   statuses: readonly ContainerStatus[] | undefined,
   name: string,
@@ -24,7 +37,11 @@ export function getContainerStatus(
   return statuses?.find((s) => s.name === name);
 }
 
-/** True when some regular container is Running or Terminated (upstream `HasAnyRegularContainerStarted`). */
+/**
+ * True when some regular container is Running or Terminated (upstream `HasAnyRegularContainerStarted`).
+ *
+ * @public
+ */
 export function hasAnyRegularContainerStarted(
   spec: PodSpec | undefined,
   statuses: readonly ContainerStatus[] | undefined,
@@ -42,6 +59,8 @@ export function hasAnyRegularContainerStarted(
  * containers stopped" then means Succeeded or Failed whatever the restart policy (static pods
  * excepted, as upstream). `podHasInitialized` (newer upstream passes it from the runtime's
  * active containers) defaults to "some regular container in `containerStatuses` started".
+ *
+ * @public
  */
 export function getPhase(
   pod: Pod,
@@ -153,7 +172,11 @@ export function getPhase(
   return 'Pending';
 }
 
-/** What {@link reconcilePodPhase} decides. */
+/**
+ * What {@link reconcilePodPhase} decides.
+ *
+ * @public
+ */
 export interface ReconciledPhase {
   readonly phase: PodPhase;
   readonly reason?: string;
@@ -168,6 +191,8 @@ export interface ReconciledPhase {
  * @param computed - what {@link getPhase} returned
  * @param oldStatus - the status manager's cached status (or the API status when none is cached)
  * @param apiStatus - the status of the pod as the source (API server) has it
+ *
+ * @public
  */
 export function reconcilePodPhase(
   computed: PodPhase,

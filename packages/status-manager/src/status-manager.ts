@@ -2,6 +2,7 @@ import {
   type Clock,
   type ContainerID,
   type ContainerStatus,
+  deepCopy,
   formatContainerID,
   isStaticPod,
   type Logger,
@@ -18,7 +19,6 @@ import { isPodPhaseTerminal } from './pod-phase.js';
 import {
   canBeDeleted,
   checkContainerStateTransition,
-  deepCopy,
   dropEmptyContainerStates,
   formatRfc3339,
   hasPodInitialized,
@@ -30,16 +30,27 @@ import {
 } from './status-rules.js';
 import type { StatusSink, StatusWriteResult } from './status-sink.js';
 
-/** How often every status is checked against the sinks (upstream `syncPeriod`). */
+/**
+ * How often every status is checked against the sinks (upstream `syncPeriod`).
+ *
+ * @public
+ */
 export const DefaultStatusSyncPeriodMs = 10_000;
 
-/** The reason and message a container gets when it was not found at pod termination (upstream's). */
+/**
+ * The reason and message a container gets when it was not found at pod termination (upstream's).
+ *
+ * @public
+ */
 export const ContainerStatusUnknownReason = 'ContainerStatusUnknown';
+/** @public */
 export const ContainerStatusUnknownMessage = 'The container could not be located when the pod was terminated';
 
 /**
  * What the status manager needs of the pod manager (a subset of upstream `pod.Manager`; the
  * `@kubelet-kit/pod-manager` `PodManager` fits it).
+ *
+ * @public
  */
 export interface StatusPodManager {
   /** The regular or static pod with this UID (never a mirror pod). */
@@ -55,12 +66,20 @@ export interface StatusPodManager {
   };
 }
 
-/** Says whether a pod's containers may still run (upstream `PodDeletionSafetyProvider`, backed by the pod workers). */
+/**
+ * Says whether a pod's containers may still run (upstream `PodDeletionSafetyProvider`, backed by the pod workers).
+ *
+ * @public
+ */
 export interface PodDeletionSafetyProvider {
   podCouldHaveRunningContainers(pod: Pod): boolean;
 }
 
-/** A cached status with its version (upstream `versionedPodStatus`). */
+/**
+ * A cached status with its version (upstream `versionedPodStatus`).
+ *
+ * @public
+ */
 export interface VersionedPodStatus {
   /** Grows by one with every change of the pod's status. */
   readonly version: number;
@@ -76,6 +95,8 @@ export interface VersionedPodStatus {
 /**
  * The source of truth for the API status of the kubelet's pods (upstream `status.Manager`). It
  * caches one versioned status per pod and writes changes to its sinks.
+ *
+ * @public
  */
 export interface StatusManager extends PodStatusProvider {
   /** Starts writing to the sinks: on every change and every sync period. Does nothing without sinks. */
@@ -111,7 +132,11 @@ export interface StatusManager extends PodStatusProvider {
   syncBatch(all: boolean): Promise<number>;
 }
 
-/** Options of {@link newStatusManager}. */
+/**
+ * Options of {@link newStatusManager}.
+ *
+ * @public
+ */
 export interface StatusManagerOptions {
   readonly podManager: StatusPodManager;
   /** Backed by the pod workers; without one, a terminal phase is never held back. */
@@ -159,7 +184,11 @@ function unknownTermination(): ContainerStatus['state'] {
   };
 }
 
-/** The status manager (upstream `status.manager`). */
+/**
+ * The status manager (upstream `status.manager`).
+ *
+ * @public
+ */
 export class PodStatusManager implements StatusManager {
   readonly #podManager: StatusPodManager;
   readonly #podDeletionSafety: PodDeletionSafetyProvider | undefined;
@@ -546,7 +575,11 @@ export class PodStatusManager implements StatusManager {
   }
 }
 
-/** Creates a {@link StatusManager}. */
+/**
+ * Creates a {@link StatusManager}.
+ *
+ * @public
+ */
 export function newStatusManager(options: StatusManagerOptions): StatusManager {
   return new PodStatusManager(options);
 }

@@ -6,7 +6,7 @@ import type {
   PodSpec,
   PodStatus,
 } from '@kubelet-kit/core';
-import { isMirrorPod } from '@kubelet-kit/core';
+import { deepCopy, isMirrorPod, isRestartableInitContainer } from '@kubelet-kit/core';
 import {
   generateContainersReadyConditionForTerminalPhase,
   generatePodReadyConditionForTerminalPhase,
@@ -14,20 +14,32 @@ import {
   podConditionByKubelet,
   podConditionSharedByKubelet,
 } from './generate.js';
-import { isPodPhaseTerminal, isRestartableInitContainer } from './pod-phase.js';
+import { isPodPhaseTerminal } from './pod-phase.js';
 
 // The pure rules of upstream status_manager.go: normalization, equality, legal transitions,
 // transition times, the merge with the API status and when a pod may be deleted.
 
-/** The budget for all terminated messages of a pod, shared by its containers (upstream's). */
+/**
+ * The budget for all terminated messages of a pod, shared by its containers (upstream's).
+ *
+ * @public
+ */
 export const MaxPodTerminationMessageLogLength = 1024 * 12;
 
-/** An epoch-ms time as the API server stores it: RFC 3339, whole seconds, UTC. */
+/**
+ * An epoch-ms time as the API server stores it: RFC 3339, whole seconds, UTC.
+ *
+ * @public
+ */
 export function formatRfc3339(ms: number): string {
   return `${new Date(Math.floor(ms / 1000) * 1000).toISOString().slice(0, 19)}Z`;
 }
 
-/** Truncates an RFC 3339 time to whole seconds (upstream `Rfc3339Copy`); other strings pass through. */
+/**
+ * Truncates an RFC 3339 time to whole seconds (upstream `Rfc3339Copy`); other strings pass through.
+ *
+ * @public
+ */
 export function normalizeTimestamp(value: string | undefined): string | undefined {
   if (value === undefined || value === null) return value;
   const ms = Date.parse(value);
@@ -41,6 +53,8 @@ function isEmpty(value: unknown): boolean {
 /**
  * Deep equality of JSON values where a missing field, `null` and an empty list are the same
  * (upstream's semantic equality treats nil and empty slices alike).
+ *
+ * @public
  */
 export function semanticEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
@@ -59,25 +73,12 @@ export function semanticEqual(a: unknown, b: unknown): boolean {
 }
 
 /**
- * A deep copy of a JSON value (statuses are plain data: objects, arrays, strings, numbers,
- * booleans; a Date is copied as a Date). Several times cheaper than `structuredClone` for the
- * small objects copied on every status read and write.
- */
-export function deepCopy<T>(value: T): T {
-  if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map(deepCopy) as T;
-  if (value instanceof Date) return new Date(value.getTime()) as T;
-  const out: Record<string, unknown> = {};
-  const source = value as Record<string, unknown>;
-  for (const key of Object.keys(source)) out[key] = deepCopy(source[key]);
-  return out as T;
-}
-
-/**
  * A copy of `status` without container `state`/`lastState` objects that hold no state, or
  * `status` itself when it has none. Both are struct values in the Go API, so the API server
  * always serializes them (`"lastState": {}`) and upstream's semantic equality treats `{}` as unset;
  * compared as JSON, every such status would look changed.
+ *
+ * @internal
  */
 export function dropEmptyContainerStates(status: PodStatus): PodStatus {
   const lists = (s: PodStatus) => [
@@ -103,6 +104,8 @@ export function dropEmptyContainerStates(status: PodStatus): PodStatus {
  * True when two statuses are equal as far as the kubelet is concerned: the kubelet-owned and
  * shared conditions of `status` compare by status, reason and message only (not by times), and
  * everything else deeply (upstream `isPodStatusByKubeletEqual`).
+ *
+ * @public
  */
 export function isPodStatusByKubeletEqual(oldStatus: PodStatus, status: PodStatus): boolean {
   for (const c of status.conditions ?? []) {
@@ -149,6 +152,8 @@ function byName(a: ContainerStatus, b: ContainerStatus): number {
  * seconds, terminated messages cut to their share of 12288 bytes (shared by regular, init and
  * ephemeral containers), container statuses sorted by name and init container statuses into
  * spec order.
+ *
+ * @public
  */
 export function normalizeStatus(pod: Pod, status: PodStatus): PodStatus {
   // Ephemeral containers take a share of the budget too, as upstream's.
@@ -195,6 +200,8 @@ export function normalizeStatus(pod: Pod, status: PodStatus): PodStatus {
  * `checkContainerStateTransition`): unless the pod restarts Always, a terminated container (or
  * regular init container) may not become non-terminated, except after a failure under
  * OnFailure. Sidecars may always restart.
+ *
+ * @public
  */
 export function checkContainerStateTransition(
   oldStatus: PodStatus,
@@ -228,6 +235,8 @@ export function checkContainerStateTransition(
 /**
  * Sets the `lastTransitionTime` of `status`'s condition `type`: the old one when the old status
  * had the condition with the same status, else `now` (upstream `updateLastTransitionTime`).
+ *
+ * @public
  */
 export function updateLastTransitionTime(
   status: PodStatus,
@@ -246,7 +255,11 @@ export function updateLastTransitionTime(
   }
 }
 
-/** The condition types whose transition times the status manager keeps. */
+/**
+ * The condition types whose transition times the status manager keeps.
+ *
+ * @public
+ */
 export const transitionTimeConditionTypes: readonly string[] = [
   PodConditionTypes.ContainersReady,
   PodConditionTypes.Ready,
@@ -268,6 +281,8 @@ function replaceOrAppend(conditions: PodCondition[], c: PodCondition): void {
  * turns terminal with no container running; a terminal phase waits while containers may still
  * run (`delayTransitioningToTerminal`); a terminal phase forces Ready and ContainersReady False.
  * Neither input is changed.
+ *
+ * @public
  */
 export function mergePodStatus(
   pod: Pod,
@@ -326,6 +341,8 @@ function setOrDelete(
 /**
  * Replaces or appends a condition, keeping its transition time when the status did not change
  * (upstream `podutil.UpdatePodCondition`).
+ *
+ * @public
  */
 export function updatePodCondition(status: PodStatus, c: PodCondition, now: string): void {
   status.conditions ??= [];
@@ -348,6 +365,8 @@ export function updatePodCondition(status: PodStatus, c: PodCondition, now: stri
 /**
  * True when the API pod may be deleted (upstream `canBeDeleted`): it is being deleted, is not a
  * mirror pod, its API phase is terminal and the pod worker finished with it.
+ *
+ * @public
  */
 export function canBeDeleted(apiPod: Pod, podIsFinished: boolean): boolean {
   if (!apiPod.metadata?.deletionTimestamp || isMirrorPod(apiPod)) return false;
@@ -358,6 +377,8 @@ export function canBeDeleted(apiPod: Pod, podIsFinished: boolean): boolean {
 /**
  * True when there is evidence the pod got past its init containers (upstream
  * `hasPodInitialized`), read from `pod.status`.
+ *
+ * @public
  */
 export function hasPodInitialized(pod: Pod): boolean {
   const initContainers = pod.spec?.initContainers ?? [];
@@ -382,6 +403,8 @@ export function hasPodInitialized(pod: Pod): boolean {
 /**
  * How many init container statuses, from the start, have tried to start: all but the trailing
  * run of Waiting ones that never terminated, and at least one (upstream `initializedContainers`).
+ *
+ * @public
  */
 export function initializedContainerCount(statuses: readonly ContainerStatus[]): number {
   for (let i = statuses.length - 1; i >= 0; i--) {

@@ -3,7 +3,11 @@ import type { Pod, PodStatus } from '@kubelet-kit/core';
 // Where the status manager writes statuses out (upstream: always the API server; here a
 // pluggable sink).
 
-/** What the manager tells a sink with each status it writes. */
+/**
+ * What the manager tells a sink with each status it writes.
+ *
+ * @public
+ */
 export interface StatusWriteOptions {
   /** The pod's UID in its source (a static pod's own UID). */
   readonly podUid: string;
@@ -34,17 +38,27 @@ export interface StatusWriteOptions {
  * - `uidMismatch`: a pod of that name exists with another UID (deleted and recreated), so the
  *   manager drops its cached status;
  * - `superseded`: a newer write for the same pod replaced this one before it ran.
+ *
+ * @public
  */
 export type StatusWriteOutcome = 'updated' | 'unchanged' | 'notFound' | 'uidMismatch' | 'superseded';
 
-/** The result of {@link StatusSink.write}. */
+/**
+ * The result of {@link StatusSink.write}.
+ *
+ * @public
+ */
 export interface StatusWriteResult {
   readonly outcome: StatusWriteOutcome;
   /** The pod as the sink holds it after the write (for `updated` and `unchanged`). */
   readonly pod?: Pod;
 }
 
-/** Options of {@link StatusSink.delete}. */
+/**
+ * Options of {@link StatusSink.delete}.
+ *
+ * @public
+ */
 export interface StatusDeleteOptions {
   /** The UID the deleted object must have (a precondition, as upstream's). */
   readonly uid: string;
@@ -55,6 +69,8 @@ export interface StatusDeleteOptions {
  * A place pod statuses are written to. The manager calls `write` with the pod as the sink
  * knows it (the mirror pod for a static pod) and the cached status; the sink merges it with
  * what it holds (`mergePodStatus`). Writes for one pod never overlap.
+ *
+ * @public
  */
 export interface StatusSink {
   /** A name for logs. */

@@ -28,7 +28,7 @@ it('runs the README example', async () => {
   const sink = new InMemoryStatusSink();
   const manager = newStatusManager({
     podManager,
-    sinks: [sink], // or new ApiserverStatusSink({ api: kubeConfig.makeApiClient(CoreV1Api) })
+    sinks: [sink], // or @kubelet-kit/apiserver's ApiserverStatusSink
     podDeletionSafety: { podCouldHaveRunningContainers: () => false },
     clock,
   });

@@ -1,4 +1,5 @@
 import type { PodStatus } from '@kubelet-kit/core';
+import { deepCopy } from '@kubelet-kit/core';
 import { describe, expect, it } from 'vitest';
 import {
   canBeDeleted,
@@ -8,7 +9,6 @@ import {
   normalizeStatus,
   updateLastTransitionTime,
 } from '../src/index.js';
-import { deepCopy } from '../src/status-rules.js';
 import { failed, podWith, running, spec, succeeded, waiting } from './helpers.js';
 
 const NOW = '2026-01-01T00:10:00Z';

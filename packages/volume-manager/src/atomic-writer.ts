@@ -3,7 +3,11 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { type Clock, type Logger, noopLogger, RealClock } from '@kubelet-kit/core';
 
-/** One file of a projected payload (upstream `volumeutil.FileProjection`). */
+/**
+ * One file of a projected payload (upstream `volumeutil.FileProjection`).
+ *
+ * @public
+ */
 export interface FileProjection {
   readonly data: Uint8Array | string;
   /** The exact permission bits the file gets (the umask does not apply). */
@@ -12,10 +16,18 @@ export interface FileProjection {
   readonly fsUser?: number;
 }
 
-/** Applies ownership or permissions to the new data directory before it becomes visible. */
+/**
+ * Applies ownership or permissions to the new data directory before it becomes visible.
+ *
+ * @public
+ */
 export type SetPerms = (subPath: string) => Promise<void>;
 
-/** Thrown for an invalid payload path or a failed write. */
+/**
+ * Thrown for an invalid payload path or a failed write.
+ *
+ * @public
+ */
 export class AtomicWriterError extends Error {
   readonly code: 'InvalidPath' | 'TargetNotFound' | 'WriteFailed';
   constructor(code: AtomicWriterError['code'], message: string, options?: { cause?: unknown }) {
@@ -25,7 +37,11 @@ export class AtomicWriterError extends Error {
   }
 }
 
-/** The name of the symlink to the current timestamped data directory. */
+/**
+ * The name of the symlink to the current timestamped data directory.
+ *
+ * @public
+ */
 export const DATA_DIR_NAME = '..data';
 const newDataDirName = '..data_tmp';
 const maxPathLength = 4096;
@@ -35,6 +51,8 @@ const maxFileNameLength = 255;
  * Checks one payload path as upstream's `validatePath`: not empty, relative, at most 4096
  * characters, no `..` element, no element over 255 characters, and a first element that does
  * not start with `..` (so `.dotfiles` are fine). Throws {@link AtomicWriterError}.
+ *
+ * @public
  */
 export function validatePath(targetPath: string): void {
   if (targetPath === '') throw invalid(targetPath, 'must not be empty');
@@ -67,7 +85,11 @@ function cleanPath(p: string): string {
   return cleaned === '' ? '.' : cleaned;
 }
 
-/** Options of {@link AtomicWriter}. */
+/**
+ * Options of {@link AtomicWriter}.
+ *
+ * @public
+ */
 export interface AtomicWriterOptions {
   /** The volume directory; it must exist. */
   readonly targetDir: string;
@@ -97,6 +119,8 @@ function toBuffer(data: Uint8Array | string): Buffer {
  * is replaced with a rename; each top-level entry the user sees is a symlink through `..data`.
  *
  * Callers must not run two writes to the same target directory at once.
+ *
+ * @public
  */
 export class AtomicWriter {
   readonly targetDir: string;

@@ -1,6 +1,7 @@
 import {
   type Container,
   type DownwardAPIVolumeFile,
+  type NodeAllocatable,
   type Pod,
   parseQuantity,
   quantityMilliValue,
@@ -14,12 +15,19 @@ import {
   ProjectionPlugin,
   throwAggregate,
 } from './projection.js';
-import type { NodeAllocatable } from './volume-plugin.js';
 
-/** The plugin name of downwardAPI volumes. */
+/**
+ * The plugin name of downwardAPI volumes.
+ *
+ * @public
+ */
 export const DOWNWARD_API_PLUGIN_NAME = 'kubernetes.io/downward-api';
 
-/** `key="value"` lines sorted by key, without a final newline (upstream `fieldpath.FormatMap`). */
+/**
+ * `key="value"` lines sorted by key, without a final newline (upstream `fieldpath.FormatMap`).
+ *
+ * @public
+ */
 export function formatMap(map: Readonly<Record<string, string>> | undefined): string {
   return Object.keys(map ?? {})
     .sort()
@@ -29,7 +37,11 @@ export function formatMap(map: Readonly<Record<string, string>> | undefined): st
 
 const subscript = /^metadata\.(labels|annotations)\['(.+)'\]$/;
 
-/** The value of a downward API field path of the pod's metadata (upstream `ExtractFieldPathAsString`). */
+/**
+ * The value of a downward API field path of the pod's metadata (upstream `ExtractFieldPathAsString`).
+ *
+ * @public
+ */
 export function extractFieldPathAsString(pod: Pod, fieldPath: string): string {
   const meta = pod.metadata ?? {};
   const sub = subscript.exec(fieldPath);
@@ -63,6 +75,8 @@ function findContainer(pod: Pod, name: string | undefined): Container {
 /**
  * A container resource in units of the divisor, rounded up (upstream
  * `ExtractContainerResourceValue`); unset limits fall back to node allocatable.
+ *
+ * @public
  */
 export function extractContainerResourceValue(
   selector: ResourceFieldSelector,
@@ -88,7 +102,7 @@ export function extractContainerResourceValue(
     case 'limits.memory':
       return bytes(limits.memory, allocatable.memory);
     case 'limits.ephemeral-storage':
-      return bytes(limits['ephemeral-storage'], allocatable.ephemeralStorage);
+      return bytes(limits['ephemeral-storage'], allocatable.ephemeralStorage ?? 0);
     case 'requests.cpu':
       return cpu(requests.cpu);
     case 'requests.memory':
@@ -100,7 +114,11 @@ export function extractContainerResourceValue(
   }
 }
 
-/** The payload of downward API items (upstream `downwardapi.CollectData`). */
+/**
+ * The payload of downward API items (upstream `downwardapi.CollectData`).
+ *
+ * @public
+ */
 export function collectDownwardAPIData(
   items: readonly DownwardAPIVolumeFile[],
   pod: Pod,
@@ -129,7 +147,11 @@ export function collectDownwardAPIData(
   return payload;
 }
 
-/** downwardAPI volumes (upstream `pkg/volume/downwardapi`). */
+/**
+ * downwardAPI volumes (upstream `pkg/volume/downwardapi`).
+ *
+ * @public
+ */
 export class DownwardAPIPlugin extends ProjectionPlugin {
   readonly name = DOWNWARD_API_PLUGIN_NAME;
   // Upstream wraps a memory-medium emptyDir for downward API volumes, as for secrets.

@@ -3,7 +3,11 @@ import { type Container, type Pod, parseQuantity, type Volume } from '@kubelet-k
 import { podVolumeOwnership, setVolumeOwnership } from './volume-linux.js';
 import type { VolumeHost, VolumePlugin, VolumeSpec } from './volume-plugin.js';
 
-/** The plugin name of emptyDir volumes. */
+/**
+ * The plugin name of emptyDir volumes.
+ *
+ * @public
+ */
 export const EMPTY_DIR_PLUGIN_NAME = 'kubernetes.io/empty-dir';
 
 /**
@@ -45,6 +49,8 @@ function podMemoryLimit(pod: Pod): number | undefined {
  * The tmpfs size of a memory-backed emptyDir (upstream `calculateEmptyDirMemorySize`): node
  * allocatable memory, lowered to the pod's memory limit and then to `sizeLimit` when those are
  * positive and not larger.
+ *
+ * @public
  */
 export function memoryVolumeSize(host: VolumeHost, pod: Pod, sizeLimit: string | number | undefined): number {
   let size = host.nodeAllocatable().memory;
@@ -120,7 +126,11 @@ export async function tearDownDir(host: VolumeHost, dir: string, signal?: AbortS
   await fs.rm(dir, { recursive: true, force: true });
 }
 
-/** emptyDir (upstream `pkg/volume/emptydir`): a directory, or a tmpfs with `medium: Memory`. */
+/**
+ * emptyDir (upstream `pkg/volume/emptydir`): a directory, or a tmpfs with `medium: Memory`.
+ *
+ * @public
+ */
 export class EmptyDirPlugin implements VolumePlugin {
   readonly name = EMPTY_DIR_PLUGIN_NAME;
   readonly requiresRemount = false;

@@ -2,7 +2,11 @@ import { promises as fs, type Stats } from 'node:fs';
 import type { Volume } from '@kubelet-kit/core';
 import { type VolumeHost, type VolumePlugin, VolumeSetUpError, type VolumeSpec } from './volume-plugin.js';
 
-/** The plugin name of hostPath volumes. */
+/**
+ * The plugin name of hostPath volumes.
+ *
+ * @public
+ */
 export const HOST_PATH_PLUGIN_NAME = 'kubernetes.io/host-path';
 
 async function statOrUndefined(p: string): Promise<Stats | undefined> {
@@ -21,6 +25,8 @@ function typeCheckFailed(message: string): VolumeSetUpError {
 /**
  * Checks (and for the `…OrCreate` types creates) the host path as upstream's `checkType`.
  * An empty type checks nothing.
+ *
+ * @public
  */
 export async function checkHostPathType(p: string, type: string): Promise<void> {
   const st = await statOrUndefined(p);
@@ -63,7 +69,11 @@ export async function checkHostPathType(p: string, type: string): Promise<void> 
   }
 }
 
-/** hostPath (upstream `pkg/volume/hostpath`): a path on the node, after the type check and policy. */
+/**
+ * hostPath (upstream `pkg/volume/hostpath`): a path on the node, after the type check and policy.
+ *
+ * @public
+ */
 export class HostPathPlugin implements VolumePlugin {
   readonly name = HOST_PATH_PLUGIN_NAME;
   readonly requiresRemount = false;

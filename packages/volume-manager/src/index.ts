@@ -4,7 +4,6 @@
  * @packageDocumentation
  */
 
-export { ApiserverObjectGetter, type ApiserverObjectGetterOptions } from './apiserver-object-getter.js';
 export {
   AtomicWriter,
   AtomicWriterError,
@@ -63,11 +62,11 @@ export {
   DESIRED_STATE_POPULATOR_PERIOD_MS,
   OPERATION_INITIAL_BACKOFF_MS,
   OPERATION_MAX_BACKOFF_MS,
-  type PodStateProvider,
   RECONCILER_PERIOD_MS,
   type VolumeManager,
   type VolumeManagerOptions,
   VolumeMountTimeoutError,
+  type VolumePodStateProvider,
   VolumeUnmountTimeoutError,
   WAIT_FOR_ATTACH_AND_MOUNT_POLL_MS,
   WAIT_FOR_ATTACH_AND_MOUNT_TIMEOUT_MS,
@@ -78,7 +77,6 @@ export {
   type HostPathDecision,
   type HostPathPolicy,
   type HostPathRequest,
-  type NodeAllocatable,
   podVolumeDir,
   type TokenGetter,
   type TokenRequest,

@@ -11,7 +11,11 @@ import {
 } from '@kubelet-kit/core';
 import { parseAllDocuments } from 'yaml';
 
-/** Options of {@link LocalObjectGetter}. */
+/**
+ * Options of {@link LocalObjectGetter}.
+ *
+ * @public
+ */
 export interface LocalObjectGetterOptions {
   /** A directory of ConfigMap and Secret manifests (`*.yaml`, `*.yml`, `*.json`; several per file, or a `List`). */
   readonly directory: string;
@@ -39,6 +43,8 @@ const manifestExt = /\.(ya?ml|json)$/i;
  * Reads ConfigMaps and Secrets from manifests in a directory, for agents without an API server.
  * A manifest without a namespace is in `default`. Only changed files are parsed again; a file
  * that does not parse is logged and skipped.
+ *
+ * @public
  */
 export class LocalObjectGetter implements ObjectGetter {
   readonly #dir: string;

@@ -2,7 +2,11 @@ import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 
-/** One line of `/proc/self/mountinfo`. */
+/**
+ * One line of `/proc/self/mountinfo`.
+ *
+ * @public
+ */
 export interface MountInfo {
   readonly mountPoint: string;
   readonly fsType: string;
@@ -10,7 +14,11 @@ export interface MountInfo {
   readonly options: string;
 }
 
-/** What the volume plugins need from the host's mount table (upstream `mount.Interface`). */
+/**
+ * What the volume plugins need from the host's mount table (upstream `mount.Interface`).
+ *
+ * @public
+ */
 export interface Mounter {
   /** Mounts a tmpfs at `target`, limited to `sizeBytes` when given. */
   mountTmpfs(
@@ -29,7 +37,11 @@ export interface Mounter {
   getMount(target: string): Promise<MountInfo | undefined>;
 }
 
-/** Thrown when `mount` or `umount` fails; `permissionDenied` when the host refused us. */
+/**
+ * Thrown when `mount` or `umount` fails; `permissionDenied` when the host refused us.
+ *
+ * @public
+ */
 export class MountError extends Error {
   readonly code = 'MountFailed';
   readonly permissionDenied: boolean;
@@ -45,7 +57,11 @@ function unescapeMountPath(p: string): string {
   return p.replace(/\\([0-7]{3})/g, (_m, oct: string) => String.fromCharCode(Number.parseInt(oct, 8)));
 }
 
-/** Parses `/proc/self/mountinfo` text. */
+/**
+ * Parses `/proc/self/mountinfo` text.
+ *
+ * @public
+ */
 export function parseMountInfo(text: string): MountInfo[] {
   const mounts: MountInfo[] = [];
   for (const line of text.split('\n')) {
@@ -67,7 +83,11 @@ export function parseMountInfo(text: string): MountInfo[] {
   return mounts;
 }
 
-/** Options of {@link SystemMounter}. */
+/**
+ * Options of {@link SystemMounter}.
+ *
+ * @public
+ */
 export interface SystemMounterOptions {
   /** Defaults to `mount`. */
   readonly mountCommand?: string;
@@ -79,7 +99,11 @@ export interface SystemMounterOptions {
   readonly timeoutMs?: number;
 }
 
-/** A {@link Mounter} that runs the host's `mount` and `umount` and reads `/proc/self/mountinfo`. */
+/**
+ * A {@link Mounter} that runs the host's `mount` and `umount` and reads `/proc/self/mountinfo`.
+ *
+ * @public
+ */
 export class SystemMounter implements Mounter {
   readonly #mount: string;
   readonly #umount: string;

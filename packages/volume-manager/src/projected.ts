@@ -11,13 +11,19 @@ import {
 import { secretData } from './secret.js';
 import { VolumeSetUpError } from './volume-plugin.js';
 
-/** The plugin name of projected volumes. */
+/**
+ * The plugin name of projected volumes.
+ *
+ * @public
+ */
 export const PROJECTED_PLUGIN_NAME = 'kubernetes.io/projected';
 
 /**
  * projected volumes (upstream `pkg/volume/projected`): secrets, configMaps, downward API items
  * and service account tokens in one directory, written in one atomic step; a later source
  * overwrites an earlier one's path. Kept on tmpfs, as upstream.
+ *
+ * @public
  */
 export class ProjectedPlugin extends ProjectionPlugin {
   readonly name = PROJECTED_PLUGIN_NAME;

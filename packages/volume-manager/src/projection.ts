@@ -1,18 +1,30 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import type { KeyToPath, Pod, Volume } from '@kubelet-kit/core';
+import type { KeyToPath, ObjectGetter, Pod, Volume } from '@kubelet-kit/core';
 import { AtomicWriter, DATA_DIR_NAME, type FileProjection } from './atomic-writer.js';
 import { memoryVolumeSize, setEmptyDirOwnership, setUpDir, setUpTmpfsDir, tearDownDir } from './empty-dir.js';
 import { podVolumeOwnership, setVolumeOwnership } from './volume-linux.js';
-import type { VolumeHost, VolumePlugin, VolumeSpec } from './volume-plugin.js';
+import { type VolumeHost, type VolumePlugin, VolumeSetUpError, type VolumeSpec } from './volume-plugin.js';
 
-/** The API default of `defaultMode` for configMap, secret, downwardAPI and projected volumes. */
+/**
+ * The API default of `defaultMode` for configMap, secret, downwardAPI and projected volumes.
+ *
+ * @public
+ */
 export const DEFAULT_PROJECTION_MODE = 0o644;
 
-/** A projected payload: relative path → file. */
+/**
+ * A projected payload: relative path → file.
+ *
+ * @public
+ */
 export type Payload = Map<string, FileProjection>;
 
-/** Byte data of a key, from a string map (`data`) or a base64 map. */
+/**
+ * Byte data of a key, from a string map (`data`) or a base64 map.
+ *
+ * @public
+ */
 export interface KeyedData {
   /** Already decoded. */
   readonly get: (key: string) => Uint8Array | string | undefined;
@@ -24,6 +36,8 @@ export interface KeyedData {
  * Builds a payload from keyed data as upstream's configmap/secret `MakePayload`: every key when
  * there are no items; otherwise each item's key to its path with its mode, where a missing key
  * is skipped when `optional` and an error (`<what> references non-existent <kind> key`) otherwise.
+ *
+ * @public
  */
 export function makeKeyedPayload(
   what: 'configmap' | 'secret',
@@ -134,6 +148,8 @@ function nestedMountpoints(volumeName: string, pod: Pod): string[] {
  * The shared half of the API data volumes (configMap, secret, downwardAPI, projected): a wrapped
  * emptyDir (tmpfs for all but configMaps) holding an {@link AtomicWriter} projection,
  * re-projected on each set-up.
+ *
+ * @public
  */
 export abstract class ProjectionPlugin implements VolumePlugin {
   abstract readonly name: string;
@@ -203,4 +219,43 @@ export abstract class ProjectionPlugin implements VolumePlugin {
   tearDown(podVolumeDir: string, signal?: AbortSignal): Promise<void> {
     return tearDownDir(this.host, podVolumeDir, signal);
   }
+}
+
+/** Where a configMap or secret volume's object comes from, for {@link objectVolumePayload}. */
+interface ObjectVolumeSource<T> {
+  /** `configmap` or `secret`: names the payload's checks. */
+  readonly what: 'configmap' | 'secret';
+  /** The volume type, for the error when there is no getter: `configMap`, `secret`. */
+  readonly volumeType: string;
+  readonly name: string;
+  readonly optional: boolean;
+  readonly items: readonly KeyToPath[] | undefined;
+  readonly defaultMode: number | undefined;
+  /** The agent's object getter, if it has one. */
+  readonly getter: ObjectGetter | undefined;
+  readonly read: (getter: ObjectGetter) => Promise<T | undefined>;
+  readonly data: (object: T) => KeyedData;
+}
+
+/**
+ * The payload of a configMap or secret volume (upstream's SetUpAt of both plugins): the object
+ * read and projected, nothing when an optional one is missing.
+ */
+export async function objectVolumePayload<T>(source: ObjectVolumeSource<T>): Promise<Payload> {
+  const { getter, what, name } = source;
+  if (!getter)
+    throw new VolumeSetUpError('FailedMount', `no object getter configured for ${source.volumeType} volumes`);
+  const object = await source.read(getter);
+  if (!object) {
+    if (!source.optional)
+      throw new VolumeSetUpError('FailedMount', `${what}s ${JSON.stringify(name)} not found`);
+    return new Map();
+  }
+  return makeKeyedPayload(
+    what,
+    source.data(object),
+    source.items,
+    source.defaultMode ?? DEFAULT_PROJECTION_MODE,
+    source.optional,
+  );
 }

@@ -9,7 +9,11 @@ import type { Mounter } from './mount.js';
 // jumps through the magic link to the open directory and looks up `name` in it, and
 // O_NOFOLLOW applies to `name` alone.
 
-/** Thrown when a subPath cannot be bound safely; the runtime reports CreateContainerConfigError. */
+/**
+ * Thrown when a subPath cannot be bound safely; the runtime reports CreateContainerConfigError.
+ *
+ * @public
+ */
 export class SubPathError extends Error {
   readonly code = 'CreateContainerConfigError';
   constructor(message: string) {
@@ -22,7 +26,11 @@ export class SubPathError extends Error {
 const O_PATH = 0o10000000;
 /** Upstream's `openFDFlags`: never follows the element, never opens a FIFO or device for real. */
 const openFlags = O_PATH | C.O_NOFOLLOW;
-/** The directory under a pod's directory that holds the bind targets (upstream `containerSubPathDirectoryName`). */
+/**
+ * The directory under a pod's directory that holds the bind targets (upstream `containerSubPathDirectoryName`).
+ *
+ * @public
+ */
 export const containerSubPathDirectoryName = 'volume-subpaths';
 
 function errnoOf(err: unknown): string | undefined {
@@ -169,7 +177,11 @@ export async function safeMakeDir(pathname: string, base: string, perm: number):
   }
 }
 
-/** Upstream `getSubpathBindTarget`: the container name is a DNS label, safe as a file name. */
+/**
+ * Upstream `getSubpathBindTarget`: the container name is a DNS label, safe as a file name.
+ *
+ * @public
+ */
 export function getSubpathBindTarget(subpath: Subpath): string {
   return path.join(
     subpath.podDir,
@@ -180,7 +192,11 @@ export function getSubpathBindTarget(subpath: Subpath): string {
   );
 }
 
-/** Options of {@link SafeSubpather}. */
+/**
+ * Options of {@link SafeSubpather}.
+ *
+ * @public
+ */
 export interface SafeSubpatherOptions {
   readonly mounter: Mounter;
   readonly logger?: Logger;
@@ -191,6 +207,8 @@ export interface SafeSubpatherOptions {
 /**
  * The `Subpather` of a kubelet running on the host (upstream `subpath.New` on Linux).
  * Needs root: it bind-mounts.
+ *
+ * @public
  */
 export class SafeSubpather implements Subpather {
   readonly #mounter: Mounter;
@@ -321,6 +339,8 @@ async function cleanSubPath(mounter: Mounter, target: string): Promise<void> {
 /**
  * Upstream `doCleanSubPaths`: unmounts and removes
  * `<podDir>/volume-subpaths/<volume>/<container>/<index>`, then the emptied directories.
+ *
+ * @public
  */
 export async function cleanSubPaths(mounter: Mounter, podDir: string, volumeName: string): Promise<void> {
   const subPathDir = path.join(podDir, containerSubPathDirectoryName, volumeName);
@@ -345,7 +365,11 @@ export async function cleanSubPaths(mounter: Mounter, podDir: string, volumeName
   });
 }
 
-/** Every volume's {@link cleanSubPaths} of a pod: for pod directories left without a pod. */
+/**
+ * Every volume's {@link cleanSubPaths} of a pod: for pod directories left without a pod.
+ *
+ * @public
+ */
 export async function cleanPodSubPaths(subpather: Subpather, podDir: string): Promise<void> {
   let volumes: string[];
   try {

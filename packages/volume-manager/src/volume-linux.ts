@@ -18,10 +18,18 @@ const O_PATH = 0o10000000;
 const openDirFlags = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 const openEntryFlags = O_PATH | constants.O_NOFOLLOW;
 
-/** `pod.spec.securityContext.fsGroupChangePolicy`. */
+/**
+ * `pod.spec.securityContext.fsGroupChangePolicy`.
+ *
+ * @public
+ */
 export type FSGroupChangePolicy = 'Always' | 'OnRootMismatch';
 
-/** What {@link setVolumeOwnership} changes (upstream `NewVolumeOwnership` and `ChangePermissions`). */
+/**
+ * What {@link setVolumeOwnership} changes (upstream `NewVolumeOwnership` and `ChangePermissions`).
+ *
+ * @public
+ */
 export interface VolumeOwnershipOptions {
   /** The volume directory. */
   readonly dir: string;
@@ -41,6 +49,8 @@ export interface VolumeOwnershipOptions {
  * The fsGroup and fsGroupChangePolicy a pod's volumes are set up with (upstream's
  * `MounterArgs.FsGroup` and `FSGroupChangePolicy`, from the pod security context). Throws a
  * {@link VolumeSetUpError} naming the pod and field for values the API server would refuse.
+ *
+ * @public
  */
 export function podVolumeOwnership(pod: Pod): {
   fsGroup: number | undefined;
@@ -113,6 +123,8 @@ export async function skipPermissionChange(
  * it with the error. Unlike upstream, which names each entry by its full path and chmods
  * through it, each directory is held open while its entries are changed (`/proc/self/fd`), so
  * a directory swapped for a symlink during the walk cannot lead it out of the volume.
+ *
+ * @public
  */
 export async function setVolumeOwnership(options: VolumeOwnershipOptions): Promise<void> {
   const { dir, fsGroup, readOnly } = options;

@@ -7,10 +7,12 @@ import {
   type EventRecorder,
   type Logger,
   type MountedVolume,
+  type NodeAllocatable,
   noopEventRecorder,
   noopLogger,
   type ObjectGetter,
   type Pod,
+  podEventReference,
   RealClock,
   type Subpather,
   type Timer,
@@ -34,7 +36,6 @@ import {
 import { SafeSubpather } from './subpath.js';
 import {
   type HostPathPolicy,
-  type NodeAllocatable,
   podVolumeDir,
   type TokenGetter,
   unescapePluginName,
@@ -42,24 +43,50 @@ import {
   type VolumePlugin,
 } from './volume-plugin.js';
 
-/** Upstream's `waitForAttachTimeout` of WaitForAttachAndMount: 2 min 3 s. */
+/**
+ * Upstream's `waitForAttachTimeout` of WaitForAttachAndMount: 2 min 3 s.
+ *
+ * @public
+ */
 export const WAIT_FOR_ATTACH_AND_MOUNT_TIMEOUT_MS = 123_000;
-/** Upstream's `podAttachAndMountRetryInterval`. */
+/**
+ * Upstream's `podAttachAndMountRetryInterval`.
+ *
+ * @public
+ */
 export const WAIT_FOR_ATTACH_AND_MOUNT_POLL_MS = 300;
-/** Upstream's populator and reconciler loop periods. */
+/**
+ * Upstream's populator and reconciler loop periods.
+ *
+ * @public
+ */
 export const DESIRED_STATE_POPULATOR_PERIOD_MS = 100;
+/** @public */
 export const RECONCILER_PERIOD_MS = 100;
-/** Upstream's exponential backoff of failed volume operations (goroutinemap). */
+/**
+ * Upstream's exponential backoff of failed volume operations (goroutinemap).
+ *
+ * @public
+ */
 export const OPERATION_INITIAL_BACKOFF_MS = 500;
+/** @public */
 export const OPERATION_MAX_BACKOFF_MS = 122_000;
 
-/** What the volume manager asks of the pod workers. */
-export type PodStateProvider = Pick<
+/**
+ * What the volume manager asks of the pod workers (a part of core's `PodStateProvider`).
+ *
+ * @public
+ */
+export type VolumePodStateProvider = Pick<
   CorePodStateProvider,
   'shouldPodContainersBeTerminating' | 'shouldPodRuntimeBeRemoved'
 >;
 
-/** Options of {@link BasicVolumeManager}. */
+/**
+ * Options of {@link BasicVolumeManager}.
+ *
+ * @public
+ */
 export interface VolumeManagerOptions {
   /** The agent's root directory: pods' volumes live in `<root>/pods/<uid>/volumes/…`. */
   readonly rootDirectory: string;
@@ -70,7 +97,7 @@ export interface VolumeManagerOptions {
    * a deletionTimestamp or a terminal phase; the runtime is gone once the pod left `getPods()`
    * or has a terminal phase. Pass the pod workers for upstream's behaviour.
    */
-  readonly podStateProvider?: PodStateProvider;
+  readonly podStateProvider?: VolumePodStateProvider;
   /** Whether every pod source has been seen; volumes found on disk at start are kept until then. */
   readonly sourcesReady?: () => boolean;
   /** ConfigMaps and Secrets for volumes. */
@@ -103,12 +130,20 @@ export interface VolumeManagerOptions {
   readonly waitTimeoutMs?: number;
 }
 
-/** Options of the waits. */
+/**
+ * Options of the waits.
+ *
+ * @public
+ */
 export interface WaitOptions {
   readonly signal?: AbortSignal;
 }
 
-/** Why a pod's volumes did not become ready (upstream's WaitForAttachAndMount error). */
+/**
+ * Why a pod's volumes did not become ready (upstream's WaitForAttachAndMount error).
+ *
+ * @public
+ */
 export class VolumeMountTimeoutError extends Error {
   /** Upstream's event reason `FailedMount`. */
   readonly code = 'FailedMount';
@@ -129,7 +164,11 @@ export class VolumeMountTimeoutError extends Error {
   }
 }
 
-/** Volumes a terminated pod still has mounted after the wait (upstream WaitForUnmount). */
+/**
+ * Volumes a terminated pod still has mounted after the wait (upstream WaitForUnmount).
+ *
+ * @public
+ */
 export class VolumeUnmountTimeoutError extends Error {
   readonly code = 'FailedUnMount';
   constructor(readonly mountedVolumes: readonly string[]) {
@@ -141,6 +180,8 @@ export class VolumeUnmountTimeoutError extends Error {
 /**
  * Mounts the volumes pods need before their containers start, keeps API data volumes current
  * and cleans up after pods (upstream `pkg/kubelet/volumemanager.VolumeManager`).
+ *
+ * @public
  */
 export interface VolumeManager extends VolumeProvider {
   /** Starts the populator and reconciler loops; rebuilds the actual state from disk first. */
@@ -150,7 +191,7 @@ export interface VolumeManager extends VolumeProvider {
   /**
    * Resolves once every volume of the pod is mounted; asks for API data volumes to be
    * re-projected first (ReprocessPod), so each pod sync refreshes them. Rejects with
-   * {@link VolumeMountTimeoutError} after 2 min 3 s, or with the signal's reason.
+   * `VolumeMountTimeoutError` after 2 min 3 s, or with the signal's reason.
    */
   waitForAttachAndMount(pod: Pod, options?: WaitOptions): Promise<void>;
   /** Resolves once no volume of the pod is mounted (call after its containers stopped). */
@@ -166,7 +207,9 @@ export interface VolumeManager extends VolumeProvider {
 }
 
 function defaultAllocatable(): NodeAllocatable {
-  return { cpu: os.cpus().length, memory: os.totalmem(), ephemeralStorage: 0 };
+  // 110 pods is upstream's --max-pods default; no ephemeral storage, as before: an unset
+  // ephemeral-storage limit reads 0 in the downward API.
+  return { cpu: os.cpus().length, memory: os.totalmem(), pods: 110 };
 }
 
 function uidOf(pod: Pod): string {
@@ -179,11 +222,15 @@ interface OperationState {
   backoffMs: number;
 }
 
-/** The volume manager over the built-in plugins and the host's mount table. */
+/**
+ * The volume manager over the built-in plugins and the host's mount table.
+ *
+ * @public
+ */
 export class BasicVolumeManager implements VolumeManager {
   readonly #root: string;
   readonly #getPods: () => readonly Pod[];
-  readonly #podState: PodStateProvider;
+  readonly #podState: VolumePodStateProvider;
   readonly #sourcesReady: () => boolean;
   readonly #clock: Clock;
   readonly #logger: Logger;
@@ -354,7 +401,7 @@ export class BasicVolumeManager implements VolumeManager {
     });
   }
 
-  #defaultPodState(): PodStateProvider {
+  #defaultPodState(): VolumePodStateProvider {
     const find = (uid: string) => this.#getPods().find((p) => uidOf(p) === uid);
     const terminal = (p: Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
     return {
@@ -495,7 +542,7 @@ export class BasicVolumeManager implements VolumeManager {
     const pod = this.#dsw.getPod(uid);
     if (!pod) return;
     this.#recorder.event(
-      { kind: 'Pod', namespace: pod.metadata?.namespace ?? '', name: pod.metadata?.name ?? '', uid },
+      podEventReference(pod),
       'Warning',
       'FailedMount',
       `MountVolume.SetUp failed for volume ${JSON.stringify(name)} : ${message}`,

@@ -1,8 +1,12 @@
 import path from 'node:path';
-import type { Clock, Logger, ObjectGetter, Pod, Volume } from '@kubelet-kit/core';
+import type { Clock, Logger, NodeAllocatable, ObjectGetter, Pod, Volume } from '@kubelet-kit/core';
 import type { Mounter } from './mount.js';
 
-/** Asks for a service account token for a projected volume (upstream's token manager). */
+/**
+ * Asks for a service account token for a projected volume (upstream's token manager).
+ *
+ * @public
+ */
 export interface TokenRequest {
   readonly pod: Pod;
   readonly serviceAccountName: string;
@@ -11,10 +15,18 @@ export interface TokenRequest {
   readonly signal?: AbortSignal;
 }
 
-/** Returns a token for the pod's service account; callers cache and refresh. */
+/**
+ * Returns a token for the pod's service account; callers cache and refresh.
+ *
+ * @public
+ */
 export type TokenGetter = (request: TokenRequest) => Promise<string>;
 
-/** What a host path policy is asked about. */
+/**
+ * What a host path policy is asked about.
+ *
+ * @public
+ */
 export interface HostPathRequest {
   readonly pod: Pod;
   readonly volumeName: string;
@@ -22,26 +34,28 @@ export interface HostPathRequest {
   readonly type: string;
 }
 
-/** A host path policy's answer. */
+/**
+ * A host path policy's answer.
+ *
+ * @public
+ */
 export interface HostPathDecision {
   readonly allowed: boolean;
   readonly reason?: string;
 }
 
-/** Lets an embedder refuse host paths (for example everything outside `/srv`). */
+/**
+ * Lets an embedder refuse host paths (for example everything outside `/srv`).
+ *
+ * @public
+ */
 export type HostPathPolicy = (request: HostPathRequest) => HostPathDecision | Promise<HostPathDecision>;
 
-/** Node resources the downward API falls back to when a container sets no limit. */
-export interface NodeAllocatable {
-  /** Cores. */
-  readonly cpu: number;
-  /** Bytes. */
-  readonly memory: number;
-  /** Bytes. */
-  readonly ephemeralStorage: number;
-}
-
-/** What plugins get from the volume manager (upstream `volume.VolumeHost`). */
+/**
+ * What plugins get from the volume manager (upstream `volume.VolumeHost`).
+ *
+ * @public
+ */
 export interface VolumeHost {
   readonly logger: Logger;
   readonly clock: Clock;
@@ -50,10 +64,15 @@ export interface VolumeHost {
   readonly tokenGetter?: TokenGetter;
   readonly hostPathPolicy?: HostPathPolicy;
   readonly nodeName?: string;
+  /** Node resources the downward API falls back to when a container sets no limit. */
   readonly nodeAllocatable: () => NodeAllocatable;
 }
 
-/** One volume of one pod, as a plugin sees it. */
+/**
+ * One volume of one pod, as a plugin sees it.
+ *
+ * @public
+ */
 export interface VolumeSpec {
   readonly pod: Pod;
   readonly volume: Volume;
@@ -61,7 +80,11 @@ export interface VolumeSpec {
   readonly podVolumeDir: string;
 }
 
-/** A volume type (upstream `volume.VolumePlugin` with its Mounter and Unmounter). */
+/**
+ * A volume type (upstream `volume.VolumePlugin` with its Mounter and Unmounter).
+ *
+ * @public
+ */
 export interface VolumePlugin {
   /** Upstream's plugin name, e.g. `kubernetes.io/configmap`. */
   readonly name: string;
@@ -80,17 +103,29 @@ export interface VolumePlugin {
   tearDown(podVolumeDir: string, signal?: AbortSignal): Promise<void>;
 }
 
-/** `kubernetes.io/empty-dir` → `kubernetes.io~empty-dir`, as upstream names plugin directories. */
+/**
+ * `kubernetes.io/empty-dir` → `kubernetes.io~empty-dir`, as upstream names plugin directories.
+ *
+ * @public
+ */
 export function escapePluginName(name: string): string {
   return name.replaceAll('/', '~');
 }
 
-/** The reverse of {@link escapePluginName}. */
+/**
+ * The reverse of {@link escapePluginName}.
+ *
+ * @public
+ */
 export function unescapePluginName(name: string): string {
   return name.replaceAll('~', '/');
 }
 
-/** `<root>/pods/<uid>/volumes/<escaped plugin>/<volume>`. */
+/**
+ * `<root>/pods/<uid>/volumes/<escaped plugin>/<volume>`.
+ *
+ * @public
+ */
 export function podVolumeDir(
   rootDirectory: string,
   podUid: string,
@@ -100,7 +135,11 @@ export function podVolumeDir(
   return path.join(rootDirectory, 'pods', podUid, 'volumes', escapePluginName(pluginName), volumeName);
 }
 
-/** Thrown by a plugin's setUp; `reason` is upstream's event reason. */
+/**
+ * Thrown by a plugin's setUp; `reason` is upstream's event reason.
+ *
+ * @public
+ */
 export class VolumeSetUpError extends Error {
   readonly code: string;
   constructor(code: string, message: string, options?: { cause?: unknown }) {

@@ -32,7 +32,7 @@ function host(overrides: Partial<VolumeHost> = {}): VolumeHost {
     clock: new FakeClock(),
     mounter,
     objectGetter: getter,
-    nodeAllocatable: () => ({ cpu: 4, memory: 8 * 2 ** 30, ephemeralStorage: 100 * 2 ** 30 }),
+    nodeAllocatable: () => ({ cpu: 4, memory: 8 * 2 ** 30, pods: 110, ephemeralStorage: 100 * 2 ** 30 }),
     ...overrides,
   };
 }
@@ -349,7 +349,7 @@ describe('downwardAPI volumes', () => {
     await expect(plugin.setUp(s)).rejects.toThrow('unsupported fieldPath: status.podIP');
   });
 
-  const alloc = { cpu: 4, memory: 8 * 2 ** 30, ephemeralStorage: 2 ** 30 };
+  const alloc = { cpu: 4, memory: 8 * 2 ** 30, pods: 110, ephemeralStorage: 2 ** 30 };
   const container = {
     name: 'c',
     image: 'x',

@@ -34,7 +34,7 @@ function host(overrides: Partial<VolumeHost> = {}): VolumeHost {
     clock: new FakeClock(),
     mounter,
     objectGetter: getter,
-    nodeAllocatable: () => ({ cpu: 4, memory: 8 * GiB, ephemeralStorage: 100 * GiB }),
+    nodeAllocatable: () => ({ cpu: 4, memory: 8 * GiB, pods: 110, ephemeralStorage: 100 * GiB }),
     ...overrides,
   };
 }
@@ -159,7 +159,7 @@ describe('downwardAPI (downwardapi.go, fieldpath, resource helpers)', () => {
     ['limits.memory', { limits: { memory: '0' } }, String(8 * GiB)],
     ['requests.cpu', { requests: { cpu: '0' } }, '0'],
   ])('a zero %s', (resource, resources, want) => {
-    const alloc = { cpu: 4, memory: 8 * GiB, ephemeralStorage: GiB };
+    const alloc = { cpu: 4, memory: 8 * GiB, pods: 110, ephemeralStorage: GiB };
     expect(extractContainerResourceValue({ resource }, { name: 'c', resources }, alloc)).toBe(want);
   });
 

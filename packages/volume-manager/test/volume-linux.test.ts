@@ -405,7 +405,7 @@ describe('the plugins apply it as upstream SetUp with mounterArgs.FsGroup', () =
       clock,
       mounter,
       objectGetter: getter,
-      nodeAllocatable: () => ({ cpu: 4, memory: 8 * GiB, ephemeralStorage: 100 * GiB }),
+      nodeAllocatable: () => ({ cpu: 4, memory: 8 * GiB, pods: 110, ephemeralStorage: 100 * GiB }),
     };
   }
   const spec = (pod: Pod, volume: Volume) => ({

@@ -30,7 +30,7 @@ function newManager(
     objectGetter: getter,
     mounter,
     eventRecorder: recorder,
-    nodeAllocatable: () => ({ cpu: 2, memory: 2 ** 30, ephemeralStorage: 2 ** 30 }),
+    nodeAllocatable: () => ({ cpu: 2, memory: 2 ** 30, pods: 110, ephemeralStorage: 2 ** 30 }),
     ...overrides,
   });
   managers.push(vm);

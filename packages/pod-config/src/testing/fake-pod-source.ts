@@ -4,6 +4,8 @@ import type { PodSource, PodSourceSink } from '../source.js';
 /**
  * A pod source driven by the test: `set(pods)` sends a SET, `send(op, pods)` any update. Updates
  * sent before `start` are delivered at start, in order.
+ *
+ * @public
  */
 export class FakePodSource implements PodSource {
   readonly name: PodSourceName;

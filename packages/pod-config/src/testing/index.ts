@@ -5,4 +5,5 @@
  * @packageDocumentation
  */
 
+export type { PodSource, PodSourceSink } from '../source.js';
 export { FakePodSource } from './fake-pod-source.js';

@@ -4,6 +4,8 @@ import type { PodDeletionSafetyProvider, StatusPodManager } from '../status-mana
 /**
  * A minimal pod manager for status manager tests: pods by UID, mirror pods paired with static
  * pods by full name.
+ *
+ * @public
  */
 export class FakeStatusPodManager implements StatusPodManager {
   readonly #pods = new Map<string, Pod>();
@@ -64,7 +66,11 @@ function fullName(pod: Pod): string {
   return `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}`;
 }
 
-/** A deletion-safety provider whose answer per pod UID the test sets. */
+/**
+ * A deletion-safety provider whose answer per pod UID the test sets.
+ *
+ * @public
+ */
 export class FakePodDeletionSafety implements PodDeletionSafetyProvider {
   readonly #running = new Set<string>();
 

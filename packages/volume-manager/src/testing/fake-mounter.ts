@@ -1,7 +1,11 @@
 import path from 'node:path';
 import type { Mounter, MountInfo } from '../mount.js';
 
-/** A mount table in memory: tmpfs "mounts" are only recorded; directories stay plain. */
+/**
+ * A mount table in memory: tmpfs "mounts" are only recorded; directories stay plain.
+ *
+ * @public
+ */
 export class FakeMounter implements Mounter {
   readonly mounts: MountInfo[] = [];
   /** Calls, in order, e.g. `mount /x` and `umount /x`. */

@@ -1,6 +1,10 @@
 import type { ConfigMap, ObjectGetter, Secret } from '@kubelet-kit/core';
 
-/** ConfigMaps and Secrets held in memory; `set…`/`delete…` change them between reads. */
+/**
+ * ConfigMaps and Secrets held in memory; `set…`/`delete…` change them between reads.
+ *
+ * @public
+ */
 export class FakeObjectGetter implements ObjectGetter {
   readonly #objects = new Map<string, ConfigMap | Secret>();
   /** How many reads were made. */

@@ -4,6 +4,8 @@ import type { Subpath, Subpather } from '@kubelet-kit/core';
 /**
  * A `Subpather` for tests that need no mounts (upstream `subpath.FakeSubpath`): hands the
  * joined path to the runtime unchecked and records the calls. Never for a real node.
+ *
+ * @public
  */
 export class FakeSubpather implements Subpather {
   /** Calls, in order: `mkdir <base>/<subdir>`, `prepare <path>`, `clean <podDir> <volume>`. */

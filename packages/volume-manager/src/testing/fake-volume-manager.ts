@@ -4,6 +4,8 @@ import type { VolumeManager, WaitOptions } from '../volume-manager.js';
 /**
  * A volume manager that mounts nothing: every volume of a pod counts as mounted at
  * `<root>/<uid>/<name>` once waited for, unless its name is in `failing`.
+ *
+ * @public
  */
 export class FakeVolumeManager implements VolumeManager {
   readonly #root: string;

@@ -4,6 +4,8 @@
  * @packageDocumentation
  */
 
+export type { Mounter, MountInfo } from '../mount.js';
+export type { VolumeManager, WaitOptions } from '../volume-manager.js';
 export { FakeMounter } from './fake-mounter.js';
 export { FakeObjectGetter } from './fake-object-getter.js';
 export { FakeSubpather } from './fake-subpather.js';

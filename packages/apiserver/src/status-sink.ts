@@ -1,22 +1,34 @@
 import type { Logger, Pod, PodStatus } from '@kubelet-kit/core';
 import { noopLogger } from '@kubelet-kit/core';
+import {
+  dropEmptyContainerStates,
+  formatRfc3339,
+  mergePodStatus,
+  type StatusDeleteOptions,
+  type StatusSink,
+  type StatusWriteOptions,
+  type StatusWriteResult,
+  semanticEqual,
+} from '@kubelet-kit/status-manager';
 // Types only: the client is loaded on the first write (it costs tens of MiB to load).
 import type { CoreV1Api } from '@kubernetes/client-node';
-import { dropEmptyContainerStates, formatRfc3339, mergePodStatus, semanticEqual } from './status-rules.js';
-import type {
-  StatusDeleteOptions,
-  StatusSink,
-  StatusWriteOptions,
-  StatusWriteResult,
-} from './status-sink.js';
+import { httpStatusOf } from './api-errors.js';
 
-/** The part of `CoreV1Api` (object-parameter form, client-node 1.4) the sink calls. */
+/**
+ * The part of `CoreV1Api` (object-parameter form, client-node 1.4) the sink calls.
+ *
+ * @public
+ */
 export type PodStatusApi = Pick<
   CoreV1Api,
   'readNamespacedPod' | 'patchNamespacedPodStatus' | 'deleteNamespacedPod'
 >;
 
-/** Options of {@link ApiserverStatusSink}. */
+/**
+ * Options of {@link ApiserverStatusSink}.
+ *
+ * @public
+ */
 export interface ApiserverStatusSinkOptions {
   /** A client, e.g. `kubeConfig.makeApiClient(CoreV1Api)`. */
   readonly api: PodStatusApi;
@@ -30,7 +42,11 @@ export interface ApiserverStatusSinkOptions {
   readonly deletePods?: boolean;
 }
 
-/** The API server kept answering 409 Conflict to a status patch. */
+/**
+ * The API server kept answering 409 Conflict to a status patch.
+ *
+ * @public
+ */
 export class StatusConflictError extends Error {
   readonly code = 'Conflict';
   constructor(
@@ -43,17 +59,11 @@ export class StatusConflictError extends Error {
   }
 }
 
-function httpCode(err: unknown): number | undefined {
-  if (typeof err === 'object' && err !== null && 'code' in err) {
-    const code = (err as { code: unknown }).code;
-    if (typeof code === 'number') return code;
-  }
-  return undefined;
-}
-
 /**
  * The client deserializes times into `Date`s and leaves unset fields `undefined`; this turns a
  * pod back into plain API JSON (times in whole seconds, as the API server stores them).
+ *
+ * @public
  */
 export function toPlainObject(value: unknown): unknown {
   if (value instanceof Date) return formatRfc3339(value.getTime());
@@ -75,6 +85,8 @@ function isPlainRecord(value: unknown): value is Record<string, unknown> {
 /**
  * A JSON merge patch (RFC 7386) that turns `from` into `to`: changed fields set, removed fields
  * `null`, lists replaced whole. Undefined when nothing differs.
+ *
+ * @public
  */
 export function createMergePatch(
   from: Record<string, unknown>,
@@ -110,6 +122,8 @@ interface Pending {
  * status (`mergePodStatus`), and patches `pods/status` with a JSON merge patch that carries the
  * UID as a precondition. A static pod's status goes to its mirror pod. A 409 Conflict re-reads
  * and retries; writes for one pod that arrive while one is in flight collapse to the newest.
+ *
+ * @public
  */
 export class ApiserverStatusSink implements StatusSink {
   readonly name = 'apiserver';
@@ -159,7 +173,7 @@ export class ApiserverStatusSink implements StatusSink {
       try {
         apiPod = toPlainObject(await this.#api.readNamespacedPod({ name, namespace })) as Pod;
       } catch (err) {
-        if (httpCode(err) === 404) return { outcome: 'notFound' };
+        if (httpStatusOf(err) === 404) return { outcome: 'notFound' };
         throw err;
       }
       const uid = apiPod.metadata?.uid ?? '';
@@ -186,7 +200,7 @@ export class ApiserverStatusSink implements StatusSink {
         );
         return { outcome: 'updated', pod: toPlainObject(updated) as Pod };
       } catch (err) {
-        const code = httpCode(err);
+        const code = httpStatusOf(err);
         if (code === 404) return { outcome: 'notFound' };
         if (code !== 409) throw err;
         this.#logger.debug({ namespace, name, attempt }, 'conflict patching pod status, retrying');

@@ -1,11 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FakeClock, InMemoryEventRecorder, type Pod, type PodUpdate } from '@kubelet-kit/core';
+import { PodSourceError, PodValidationError, setPodDefaults } from '@kubelet-kit/pod-config';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ApiserverSource, type ApiserverSourceOptions } from '../src/apiserver-source.js';
-import { setPodDefaults } from '../src/defaults.js';
-import { PodSourceError, PodValidationError } from '../src/errors.js';
+import { ApiserverSource, type ApiserverSourceOptions } from '../src/index.js';
 
 // A small API server speaking the real list/watch wire protocol for pods: a PodList with a
 // resourceVersion, then a chunked stream of newline-delimited JSON watch events, replayed from

@@ -2,51 +2,31 @@ import {
   ConfigHashAnnotationKey,
   ConfigMirrorAnnotationKey,
   type Logger,
+  type MirrorClient,
   noopLogger,
   type Pod,
 } from '@kubelet-kit/core';
 // Types only: the client is loaded with the agent's kubeconfig.
 import type { CoreV1Api } from '@kubernetes/client-node';
+import { httpStatusOf } from './api-errors.js';
 
 /**
- * Creates and deletes the mirror pods of static pods on the API server (upstream
- * `pod.MirrorClient`), so that the cluster sees the static pods this node runs.
+ * The part of `CoreV1Api` (object-parameter form, client-node 1.4) the mirror client calls.
  *
  * @public
  */
-export interface MirrorClient {
-  /**
-   * Creates the mirror pod of a static pod: a copy whose `kubernetes.io/config.mirror`
-   * annotation holds the static pod's hash, owned by this node's Node object. A mirror that
-   * exists already counts as made (its arrival from the API server makes it known); other
-   * failures reject.
-   */
-  createMirrorPod(pod: Pod): Promise<void>;
-  /**
-   * Deletes the mirror pod with this full name (`name_namespace`) at once (grace period 0), only
-   * if its UID is `uid` when one is given. Resolves true when it was deleted, false when it was
-   * gone or had another UID.
-   */
-  deleteMirrorPod(podFullName: string, uid: string | undefined): Promise<boolean>;
-}
-
-/** The part of `CoreV1Api` (object-parameter form, client-node 1.4) the mirror client calls. */
 export type MirrorPodApi = Pick<CoreV1Api, 'createNamespacedPod' | 'deleteNamespacedPod' | 'readNode'>;
 
-/** Options of {@link ApiserverMirrorClient}. */
+/**
+ * Options of {@link ApiserverMirrorClient}.
+ *
+ * @public
+ */
 export interface ApiserverMirrorClientOptions {
   readonly api: MirrorPodApi;
   /** The Node object that owns the mirror pods (`--hostname-override`). */
   readonly nodeName: string;
   readonly logger?: Logger;
-}
-
-function httpCode(err: unknown): number | undefined {
-  if (typeof err === 'object' && err !== null && 'code' in err) {
-    const code = (err as { code: unknown }).code;
-    if (typeof code === 'number') return code;
-  }
-  return undefined;
 }
 
 /** A full name `name_namespace` split at its last underscore (names and namespaces have none). */
@@ -58,7 +38,11 @@ function parsePodFullName(podFullName: string): { name: string; namespace: strin
   return { name: podFullName.slice(0, i), namespace: podFullName.slice(i + 1) };
 }
 
-/** A {@link MirrorClient} over the API server. */
+/**
+ * A `MirrorClient` (from `@kubelet-kit/core`) over the API server.
+ *
+ * @public
+ */
 export class ApiserverMirrorClient implements MirrorClient {
   readonly #api: MirrorPodApi;
   readonly #nodeName: string;
@@ -99,7 +83,7 @@ export class ApiserverMirrorClient implements MirrorClient {
       });
     } catch (err) {
       // AlreadyExists: an earlier sync made it.
-      if (httpCode(err) !== 409) throw err;
+      if (httpStatusOf(err) !== 409) throw err;
     }
   }
 
@@ -115,7 +99,7 @@ export class ApiserverMirrorClient implements MirrorClient {
       return true;
     } catch (err) {
       // Gone already, or a new pod of the same name (the UID precondition failed): not ours.
-      const code = httpCode(err);
+      const code = httpStatusOf(err);
       if (code !== 404 && code !== 409) {
         this.#logger.error({ pod: `${namespace}/${name}`, err: String(err) }, 'failed deleting a mirror pod');
       }

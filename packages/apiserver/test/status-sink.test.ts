@@ -1,17 +1,26 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FakeClock, type Pod, type PodStatus } from '@kubelet-kit/core';
+import { type ContainerStatus, FakeClock, type Pod, type PodStatus } from '@kubelet-kit/core';
+import { newStatusManager, type StatusWriteOptions } from '@kubelet-kit/status-manager';
+import { FakePodDeletionSafety, FakeStatusPodManager } from '@kubelet-kit/status-manager/testing';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  ApiserverStatusSink,
-  createMergePatch,
-  newStatusManager,
-  StatusConflictError,
-  type StatusWriteOptions,
-} from '../src/index.js';
-import { FakePodDeletionSafety, FakeStatusPodManager } from '../src/testing/index.js';
-import { failed, running } from './helpers.js';
+import { ApiserverStatusSink, createMergePatch, StatusConflictError } from '../src/index.js';
+
+function running(name: string): ContainerStatus {
+  return { name, image: '', imageID: '', ready: false, restartCount: 0, state: { running: {} } };
+}
+
+function failed(name: string): ContainerStatus {
+  return {
+    name,
+    image: '',
+    imageID: '',
+    ready: false,
+    restartCount: 0,
+    state: { terminated: { exitCode: -1 } },
+  };
+}
 
 interface RecordedRequest {
   readonly method: string;

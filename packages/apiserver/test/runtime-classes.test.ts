@@ -1,10 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FakeClock, type RuntimeClass } from '@kubelet-kit/core';
+import { FakeClock, type RuntimeClass, type RuntimeClassGetter } from '@kubelet-kit/core';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ApiserverRuntimeClassList } from '../src/apiserver-runtime-classes.js';
-import { LocalRuntimeClassList } from '../src/runtime-classes.js';
+import { ApiserverRuntimeClassList } from '../src/index.js';
 import { pump } from './pump.js';
 
 // The API-server RuntimeClass getter against a local HTTP server speaking the list/watch
@@ -17,6 +16,12 @@ function rc(name: string, handler: string, rv = '1'): RuntimeClass {
     metadata: { name, resourceVersion: rv },
     handler,
   };
+}
+
+/** A fallback list, as node's `LocalRuntimeClassList` over `--runtime-classes` files. */
+function localList(classes: RuntimeClass[]): RuntimeClassGetter {
+  const byName = new Map(classes.map((c) => [c.metadata?.name ?? '', c]));
+  return { getRuntimeClass: (name) => byName.get(name) };
 }
 
 function fakeApiserver(initial: RuntimeClass[]) {
@@ -98,7 +103,7 @@ describe('ApiserverRuntimeClassList', () => {
     list = new ApiserverRuntimeClassList({
       kubeConfig: kc,
       clock,
-      fallback: new LocalRuntimeClassList([rc('local-only', 'kata'), rc('shared', 'from-file')]),
+      fallback: localList([rc('local-only', 'kata'), rc('shared', 'from-file')]),
     });
     // Not synced yet: even a served name (and a fallback one) is not found.
     expect(list.getRuntimeClass('gvisor')).toBeUndefined();

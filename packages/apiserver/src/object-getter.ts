@@ -1,9 +1,14 @@
 import type { Clock, ConfigMap, Logger, ObjectGetter, Secret } from '@kubelet-kit/core';
 import { noopLogger, RealClock } from '@kubelet-kit/core';
 // Types only: the client is loaded on the first read (it costs tens of MiB to load).
-import type { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { CoreV1Api, KubeConfig, V1ObjectMeta } from '@kubernetes/client-node';
+import { httpStatusOf } from './api-errors.js';
 
-/** Options of {@link ApiserverObjectGetter}. */
+/**
+ * Options of {@link ApiserverObjectGetter}.
+ *
+ * @public
+ */
 export interface ApiserverObjectGetterOptions {
   readonly kubeConfig: KubeConfig;
   /** How long a read (or a not-found) is reused (ms); default 10 s, as upstream's TTL cache strategy. */
@@ -17,29 +22,27 @@ interface CacheEntry {
   readonly value: Promise<ConfigMap | Secret | undefined>;
 }
 
-function statusCode(err: unknown): number | undefined {
-  if (typeof err === 'object' && err !== null && 'code' in err) {
-    const code = (err as { code: unknown }).code;
-    return typeof code === 'number' ? code : undefined;
-  }
-  return undefined;
+/**
+ * The named fields of a client model object as plain API JSON, leaving out unset ones; of the
+ * metadata, only what volumes and env read (no timestamps, which the client makes Dates).
+ */
+function plainFields(fields: { metadata?: V1ObjectMeta } & Record<string, unknown>): Record<string, unknown> {
+  const { metadata, ...rest } = fields;
+  const { name, namespace, uid, resourceVersion } = metadata ?? {};
+  const out: Record<string, unknown> = { metadata: definedOnly({ name, namespace, uid, resourceVersion }) };
+  return { ...out, ...definedOnly(rest) };
 }
 
-function plainMeta(
-  meta: { name?: string; namespace?: string; uid?: string; resourceVersion?: string } | undefined,
-) {
-  return {
-    ...(meta?.name !== undefined ? { name: meta.name } : {}),
-    ...(meta?.namespace !== undefined ? { namespace: meta.namespace } : {}),
-    ...(meta?.uid !== undefined ? { uid: meta.uid } : {}),
-    ...(meta?.resourceVersion !== undefined ? { resourceVersion: meta.resourceVersion } : {}),
-  };
+function definedOnly(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined && v !== null));
 }
 
 /**
  * Reads ConfigMaps and Secrets from the API server with a short TTL cache (upstream's
  * `TTLCacheStrategy` of the configmap and secret managers). Concurrent reads of one object
  * share a request; a 404 is `undefined`; other errors are thrown and not cached.
+ *
+ * @public
  */
 export class ApiserverObjectGetter implements ObjectGetter {
   readonly #kubeConfig: KubeConfig;
@@ -62,33 +65,28 @@ export class ApiserverObjectGetter implements ObjectGetter {
   }
 
   getConfigMap(namespace: string, name: string, signal?: AbortSignal): Promise<ConfigMap | undefined> {
-    return this.#get(`ConfigMap/${namespace}/${name}`, signal, async () => {
-      const cm = await (await this.#client()).readNamespacedConfigMap({ name, namespace });
-      const out: ConfigMap = {
+    return this.#get(`ConfigMap/${namespace}/${name}`, signal, async (api) => {
+      const { metadata, data, binaryData, immutable } = await api.readNamespacedConfigMap({
+        name,
+        namespace,
+      });
+      return {
         apiVersion: 'v1',
         kind: 'ConfigMap',
-        metadata: plainMeta(cm.metadata),
-        ...(cm.data ? { data: cm.data } : {}),
-        ...(cm.binaryData ? { binaryData: cm.binaryData } : {}),
-        ...(cm.immutable !== undefined ? { immutable: cm.immutable } : {}),
-      };
-      return out;
-    }) as Promise<ConfigMap | undefined>;
+        ...plainFields({ metadata, data, binaryData, immutable }),
+      } as ConfigMap;
+    });
   }
 
   getSecret(namespace: string, name: string, signal?: AbortSignal): Promise<Secret | undefined> {
-    return this.#get(`Secret/${namespace}/${name}`, signal, async () => {
-      const s = await (await this.#client()).readNamespacedSecret({ name, namespace });
-      const out: Secret = {
+    return this.#get(`Secret/${namespace}/${name}`, signal, async (api) => {
+      const { metadata, data, type, immutable } = await api.readNamespacedSecret({ name, namespace });
+      return {
         apiVersion: 'v1',
         kind: 'Secret',
-        metadata: plainMeta(s.metadata),
-        ...(s.data ? { data: s.data } : {}),
-        ...(s.type ? { type: s.type } : {}),
-        ...(s.immutable !== undefined ? { immutable: s.immutable } : {}),
-      };
-      return out;
-    }) as Promise<Secret | undefined>;
+        ...plainFields({ metadata, data, type, immutable }),
+      } as Secret;
+    });
   }
 
   /** Drops cached objects, e.g. when a watch says they changed. */
@@ -96,20 +94,22 @@ export class ApiserverObjectGetter implements ObjectGetter {
     this.#cache.clear();
   }
 
-  #get(
+  #get<T extends ConfigMap | Secret>(
     key: string,
     signal: AbortSignal | undefined,
-    read: () => Promise<ConfigMap | Secret>,
-  ): Promise<ConfigMap | Secret | undefined> {
+    read: (api: CoreV1Api) => Promise<T>,
+  ): Promise<T | undefined> {
     signal?.throwIfAborted();
     const cached = this.#cache.get(key);
-    if (cached && this.#clock.since(cached.at) < this.#ttlMs) return cached.value;
-    const value = read().catch((err: unknown) => {
-      if (statusCode(err) === 404) return undefined;
-      this.#cache.delete(key);
-      this.#logger.warn({ object: key, err: String(err) }, 'cannot read object from the API server');
-      throw err;
-    });
+    if (cached && this.#clock.since(cached.at) < this.#ttlMs) return cached.value as Promise<T | undefined>;
+    const value = this.#client()
+      .then(read)
+      .catch((err: unknown) => {
+        if (httpStatusOf(err) === 404) return undefined;
+        this.#cache.delete(key);
+        this.#logger.warn({ object: key, err: String(err) }, 'cannot read object from the API server');
+        throw err;
+      });
     this.#cache.set(key, { at: this.#clock.now(), value });
     return value;
   }

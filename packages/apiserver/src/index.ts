@@ -1,0 +1,31 @@
+/**
+ * Every adapter of kubelet-kit to a Kubernetes API server, over `@kubernetes/client-node`: the
+ * pod source, the status sink, the ConfigMap and Secret getter, the mirror pod client and the
+ * RuntimeClass getter. The managers know no API server; this package plugs them into one.
+ *
+ * @packageDocumentation
+ */
+
+export {
+  ApiserverMirrorClient,
+  type ApiserverMirrorClientOptions,
+  type MirrorPodApi,
+} from './mirror-client.js';
+export { ApiserverObjectGetter, type ApiserverObjectGetterOptions } from './object-getter.js';
+export { ApiserverSource, type ApiserverSourceOptions, type ApiserverSourceStats } from './pod-source.js';
+export {
+  ApiserverRuntimeClassList,
+  type ApiserverRuntimeClassListOptions,
+  type ApiserverRuntimeClassListStats,
+} from './runtime-classes.js';
+export {
+  ApiserverStatusSink,
+  type ApiserverStatusSinkOptions,
+  createMergePatch,
+  type PodStatusApi,
+  StatusConflictError,
+  toPlainObject,
+} from './status-sink.js';
+
+/** Package version. @public */
+export const VERSION = '0.1.0';
