@@ -1,18 +1,167 @@
 /**
  * The contracts of kubelet-kit: Kubernetes types, the pod update stream, the runtime-neutral
  * pod status model, the interfaces managers use to reach each other, `Clock`, `Backoff` and
- * `Logger`. No runtime dependencies.
+ * `Logger`. No runtime dependencies. Test doubles are in `@kubelet-kit/core/testing`.
  *
  * @packageDocumentation
  */
 
-export * from './backoff.js';
-export * from './clock.js';
-export * from './events.js';
-export type * from './k8s.js';
-export * from './logger.js';
-export * from './pod-helpers.js';
-export * from './pod-update.js';
-export type * from './providers.js';
-export * from './quantity.js';
-export * from './runtime.js';
+export { Backoff, type BackoffOptions, jitter } from './backoff.js';
+export { type Clock, RealClock, type Timer } from './clock.js';
+export { type EventObjectRef, type EventRecorder, type EventType, noopEventRecorder } from './events.js';
+export type {
+  Affinity,
+  AppArmorProfile,
+  Capabilities,
+  ConfigMap,
+  ConfigMapEnvSource,
+  ConfigMapKeySelector,
+  ConfigMapProjection,
+  ConfigMapVolumeSource,
+  Container,
+  ContainerPort,
+  ContainerState,
+  ContainerStateRunning,
+  ContainerStateTerminated,
+  ContainerStateWaiting,
+  ContainerStatus,
+  DownwardAPIProjection,
+  DownwardAPIVolumeFile,
+  DownwardAPIVolumeSource,
+  EmptyDirVolumeSource,
+  EnvFromSource,
+  EnvVar,
+  EnvVarSource,
+  ExecAction,
+  GRPCAction,
+  HostAlias,
+  HostPathVolumeSource,
+  HTTPGetAction,
+  HTTPHeader,
+  IntOrString,
+  KeyToPath,
+  Lifecycle,
+  LifecycleHandler,
+  LocalObjectReference,
+  Node,
+  NodeStatus,
+  ObjectFieldSelector,
+  ObjectMeta,
+  Overhead,
+  OwnerReference,
+  Pod,
+  PodCondition,
+  PodDNSConfig,
+  PodIP,
+  PodList,
+  PodSecurityContext,
+  PodSpec,
+  PodStatus,
+  Probe,
+  ProjectedVolumeSource,
+  Quantity,
+  ResourceFieldSelector,
+  ResourceRequirements,
+  RuntimeClass,
+  Scheduling,
+  SeccompProfile,
+  Secret,
+  SecretEnvSource,
+  SecretKeySelector,
+  SecretProjection,
+  SecretVolumeSource,
+  SecurityContext,
+  ServiceAccountTokenProjection,
+  SleepAction,
+  TCPSocketAction,
+  Time,
+  Toleration,
+  Volume,
+  VolumeMount,
+  VolumeProjection,
+} from './k8s.js';
+export { type LogFn, type Logger, noopLogger } from './logger.js';
+export {
+  buildPodFullName,
+  deepCopy,
+  getPodFullName,
+  getPodSource,
+  getPodUID,
+  isCriticalPod,
+  isMirrorPod,
+  isRestartableInitContainer,
+  isStaticPod,
+  podEventReference,
+  podSandboxChanged,
+  runtimePodFromStatus,
+  type SandboxChange,
+} from './pod-helpers.js';
+export {
+  AllSource,
+  ApiserverSourceName,
+  ConfigFirstSeenAnnotationKey,
+  ConfigHashAnnotationKey,
+  ConfigMirrorAnnotationKey,
+  ConfigSourceAnnotationKey,
+  FileSourceName,
+  HttpSourceName,
+  type PodOperation,
+  type PodSourceName,
+  type PodUpdate,
+  type SyncPodType,
+  SystemCriticalPriority,
+} from './pod-update.js';
+export type {
+  CachedPodStatus,
+  MountedVolume,
+  NodeAllocatable,
+  ObjectGetter,
+  PodStateProvider,
+  PodStatusCache,
+  PodStatusProvider,
+  ProbeResult,
+  ProbeResultsReader,
+  ProbeResultUpdate,
+  RuntimeClassGetter,
+  Subpath,
+  Subpather,
+  VolumeProvider,
+} from './providers.js';
+export {
+  isValidQuantity,
+  parseQuantity,
+  QuantityParseError,
+  quantityMilliValue,
+  quantityValue,
+} from './quantity.js';
+export {
+  type CommandRunner,
+  CommandTimeoutError,
+  type ContainerGCPolicy,
+  type ContainerID,
+  ContainerReasons,
+  type ExecResult,
+  formatContainerID,
+  PodSyncError,
+  type PodSyncResult,
+  parseContainerID,
+  podSyncResultError,
+  type RunInContainerOptions,
+  type Runtime,
+  type RuntimeCondition,
+  type RuntimeContainer,
+  type RuntimeContainerState,
+  type RuntimeContainerStatus,
+  type RuntimeContainerUser,
+  type RuntimeGarbageCollectOptions,
+  type RuntimeGetPodStatusOptions,
+  type RuntimeKillPodOptions,
+  type RuntimePod,
+  type RuntimePodStatus,
+  type RuntimeSandboxStatus,
+  type RuntimeSyncPodOptions,
+  type RuntimeVersion,
+  type SandboxState,
+  type SyncAction,
+  type SyncResult,
+} from './runtime.js';

@@ -1,4 +1,4 @@
-import { FakeClock, InMemoryLogger } from '@kubelet-kit/core';
+import { FakeClock, InMemoryLogger } from '@kubelet-kit/core/testing';
 import { type EventChannel, GenericPLEG, type PodLifecycleEvent, type RelistResult } from '@kubelet-kit/pleg';
 import { describe, expect, it } from 'vitest';
 import { container, FakeRuntime, pod, status } from './fake-runtime.js';

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { FakeClock, RealClock } from '@kubelet-kit/core';
+import { RealClock } from '@kubelet-kit/core';
+import { FakeClock } from '@kubelet-kit/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   getProbeUrl,

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FakeClock, type Pod, type PodStatus } from '@kubelet-kit/core';
+import type { Pod, PodStatus } from '@kubelet-kit/core';
+import { FakeClock } from '@kubelet-kit/core/testing';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {

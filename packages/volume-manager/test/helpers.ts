@@ -1,7 +1,8 @@
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { FakeClock, Pod } from '@kubelet-kit/core';
+import type { Pod } from '@kubelet-kit/core';
+import type { FakeClock } from '@kubelet-kit/core/testing';
 
 /** A fresh temporary directory. */
 export function tempDir(prefix = 'vm-test-'): Promise<string> {

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { FakeClock } from '@kubelet-kit/core';
+import { FakeClock } from '@kubelet-kit/core/testing';
 import { ApiserverObjectGetter, LocalObjectGetter } from '@kubelet-kit/volume-manager';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { FakeClock, InMemoryEventRecorder, type Pod } from '@kubelet-kit/core';
+import type { Pod } from '@kubelet-kit/core';
+import { FakeClock, InMemoryEventRecorder } from '@kubelet-kit/core/testing';
 import {
   BasicVolumeManager,
   type Mounter,
