@@ -1,4 +1,4 @@
-/** A scheduled callback that can be cancelled. */
+/** A scheduled callback that can be cancelled. @public */
 export interface Timer {
   /** Cancels the timer; a no-op once it has fired or been cancelled. */
   cancel(): void;
@@ -9,6 +9,7 @@ export interface Timer {
  * take one in their options so tests can drive time with `FakeClock` (from
  * `@kubelet-kit/core/testing`) instead of sleeping.
  * All times are epoch milliseconds.
+ * @public
  */
 export interface Clock {
   now(): number;
@@ -27,7 +28,7 @@ export function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new Error('aborted');
 }
 
-/** The wall clock. Its timers do not keep the process alive (`unref`). */
+/** The wall clock. Its timers do not keep the process alive (`unref`). @public */
 export class RealClock implements Clock {
   now(): number {
     return Date.now();

@@ -1,4 +1,4 @@
-/** The object an event is about (a subset of an ObjectReference). */
+/** The object an event is about (a subset of an ObjectReference). @public */
 export interface EventObjectRef {
   readonly kind: string;
   readonly namespace?: string;
@@ -8,13 +8,13 @@ export interface EventObjectRef {
   readonly fieldPath?: string;
 }
 
-/** Normal or Warning, as Kubernetes events. */
+/** Normal or Warning, as Kubernetes events. @public */
 export type EventType = 'Normal' | 'Warning';
 
-/** Where components report Kubernetes-style events (upstream `record.EventRecorder`). */
+/** Where components report Kubernetes-style events (upstream `record.EventRecorder`). @public */
 export interface EventRecorder {
   event(object: EventObjectRef, type: EventType, reason: string, message: string): void;
 }
 
-/** Drops every event. */
+/** Drops every event. @public */
 export const noopEventRecorder: EventRecorder = { event: () => {} };

@@ -68,5 +68,5 @@ export type {
 export type { ObjectMeta, OwnerReference, Time } from 'kubernetes-types/meta/v1.js';
 export type { Overhead, RuntimeClass, Scheduling } from 'kubernetes-types/node/v1.js';
 
-/** A port or other value that is either a number or a name (upstream's intstr.IntOrString). */
+/** A port or other value that is either a number or a name (upstream's intstr.IntOrString). @public */
 export type IntOrString = number | string;

@@ -1,10 +1,10 @@
-/** A log method in pino's shape: `log('msg')` or `log({ key: value }, 'msg')`. */
+/** A log method in pino's shape: `log('msg')` or `log({ key: value }, 'msg')`. @public */
 export interface LogFn {
   (message: string): void;
   (fields: Readonly<Record<string, unknown>>, message?: string): void;
 }
 
-/** The logger every package takes: a subset of pino's, so a pino logger can be passed as is. */
+/** The logger every package takes: a subset of pino's, so a pino logger can be passed as is. @public */
 export interface Logger {
   debug: LogFn;
   info: LogFn;
@@ -16,7 +16,7 @@ export interface Logger {
 
 const noop: LogFn = () => {};
 
-/** A logger that drops everything: the default when a caller passes none. */
+/** A logger that drops everything: the default when a caller passes none. @public */
 export const noopLogger: Logger = {
   debug: noop,
   info: noop,

@@ -1,6 +1,6 @@
 import type { FakeClock } from './fake-clock.js';
 
-/** Options of {@link advanceUntil}. */
+/** Options of {@link advanceUntil}. @public */
 export interface AdvanceUntilOptions {
   /** Fake milliseconds per step; 0 only lets due timers and promise continuations run. Default 100. */
   readonly step?: number;
@@ -19,6 +19,7 @@ export interface AdvanceUntilOptions {
  * not yet; after `limit` steps the last such error is thrown, or an error saying the condition was
  * not reached. The condition is checked before the first step, so a condition that already holds
  * moves no time.
+ * @public
  */
 export async function advanceUntil<T>(
   clock: FakeClock,
@@ -53,6 +54,7 @@ function realIOPending(): boolean {
  * Yields a few event-loop turns, and more while file-system requests or child processes are
  * out (bounded): fake time running ahead of real I/O on a loaded machine would skip states a
  * test means to see. Never a timed wait.
+ * @public
  */
 export async function settleRealIO(): Promise<void> {
   for (let i = 0; i < 5 || (realIOPending() && i < 100_000); i++) {

@@ -32,6 +32,7 @@ function flushMicrotasks(): Promise<void> {
 /**
  * A deterministic clock for tests: time moves only when the test says so, and timers fire in
  * due order (ties in creation order).
+ * @public
  */
 export class FakeClock implements Clock {
   #now: number;

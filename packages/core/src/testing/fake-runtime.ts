@@ -13,7 +13,7 @@ import type {
   RuntimeVersion,
 } from '@kubelet-kit/core';
 
-/** The methods of `Runtime`, as {@link FakeRuntime.calls} names them. */
+/** The methods of `Runtime`, as {@link FakeRuntime.calls} names them. @public */
 export type RuntimeMethod =
   | 'version'
   | 'status'
@@ -23,7 +23,7 @@ export type RuntimeMethod =
   | 'getPodStatus'
   | 'garbageCollect';
 
-/** Options of {@link FakeRuntime}. */
+/** Options of {@link FakeRuntime}. @public */
 export interface FakeRuntimeOptions {
   /** What `type()` returns. Default `fake`. */
   readonly runtimeType?: string;
@@ -34,6 +34,7 @@ export interface FakeRuntimeOptions {
  * (upstream `container/testing.FakeRuntime`). It changes nothing by itself: a sync or kill is
  * recorded and answered with {@link FakeRuntime.syncResult} / {@link FakeRuntime.killResult};
  * the test updates `pods` and `statuses` to say what the runtime has afterwards.
+ * @public
  */
 export class FakeRuntime implements Runtime {
   readonly #type: string;

@@ -1,6 +1,6 @@
 import type { EventObjectRef, EventRecorder, EventType } from '@kubelet-kit/core';
 
-/** One recorded event. */
+/** One recorded event. @public */
 export interface RecordedEvent {
   readonly object: EventObjectRef;
   readonly type: EventType;
@@ -11,7 +11,7 @@ export interface RecordedEvent {
   readonly time: number;
 }
 
-/** Keeps events in memory (bounded), for tests that assert on what was recorded. */
+/** Keeps events in memory (bounded), for tests that assert on what was recorded. @public */
 export class InMemoryEventRecorder implements EventRecorder {
   readonly events: RecordedEvent[] = [];
   readonly #limit: number;

@@ -1,13 +1,13 @@
 import type { LogFn, Logger } from '@kubelet-kit/core';
 
-/** One line captured by {@link InMemoryLogger}. */
+/** One line captured by {@link InMemoryLogger}. @public */
 export interface LogRecord {
   readonly level: 'debug' | 'info' | 'warn' | 'error';
   readonly message: string;
   readonly fields: Readonly<Record<string, unknown>>;
 }
 
-/** A logger that keeps its lines in memory, for tests that assert on what was logged. */
+/** A logger that keeps its lines in memory, for tests that assert on what was logged. @public */
 export class InMemoryLogger implements Logger {
   readonly records: LogRecord[];
   readonly #bindings: Readonly<Record<string, unknown>>;
