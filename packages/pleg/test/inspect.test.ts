@@ -1,7 +1,7 @@
-import { FakeClock } from '@kubelet-kit/core/testing';
+import { FakeClock, FakeRuntime } from '@kubelet-kit/core/testing';
 import { type EventChannel, GenericPLEG, type PodLifecycleEvent, PodStatusCache } from '@kubelet-kit/pleg';
 import { describe, expect, it } from 'vitest';
-import { container, FakeRuntime, pod, status } from './fake-runtime.js';
+import { container, pod, status } from './fake-runtime.js';
 
 function setup() {
   const runtime = new FakeRuntime();
