@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Pod, PodUpdate } from '@kubelet-kit/core';
-import { FakeClock, InMemoryEventRecorder } from '@kubelet-kit/core/testing';
+import { advanceUntil, FakeClock, InMemoryEventRecorder } from '@kubelet-kit/core/testing';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiserverSource, type ApiserverSourceOptions } from '../src/apiserver-source.js';
@@ -262,14 +262,18 @@ function start(h: Harness, sink?: (u: PodUpdate) => void | Promise<void>): void 
 /** Waits for real I/O (the local server, sockets); time-based behaviour uses the fake clock. */
 const until = (check: () => void) => vi.waitFor(check, { timeout: 5_000, interval: 5 });
 
-/** Fires the source's backoff timers until `check` passes. */
-const advanceUntil = (h: Harness, check: () => void) =>
-  vi.waitFor(
+/**
+ * Fires the source's backoff timers until `check` passes. The local server answers over real
+ * sockets, so each fake second waits a few real milliseconds for its requests.
+ */
+const advanceUntilPasses = (h: Harness, check: () => void) =>
+  advanceUntil(
+    h.clock,
     () => {
-      h.clock.advance(1_000);
       check();
+      return true;
     },
-    { timeout: 5_000, interval: 5 },
+    { step: 1_000, limit: 1_000, settle: () => new Promise((resolve) => setTimeout(resolve, 5)) },
   );
 
 describe('ApiserverSource', () => {
@@ -373,7 +377,7 @@ describe('ApiserverSource', () => {
 
     // The next watch resumes from the bookmark.
     h.api.disconnectWatches();
-    await advanceUntil(h, () => expect(h.api.watches).toBe(2));
+    await advanceUntilPasses(h, () => expect(h.api.watches).toBe(2));
     expect(h.api.requests.at(-1)?.query.get('resourceVersion')).toBe(String(rv));
     expect(h.api.lists).toBe(1);
   });
@@ -393,7 +397,7 @@ describe('ApiserverSource', () => {
     h.api.apply('DELETED', pod('a'));
     // Nothing reconnects before the backoff delay has passed on the clock.
     expect(h.api.watches).toBe(1);
-    await advanceUntil(h, () => expect(h.api.watches).toBe(2));
+    await advanceUntilPasses(h, () => expect(h.api.watches).toBe(2));
     expect(h.api.requests.at(-1)?.query.get('resourceVersion')).toBe(seen);
     await until(() => expect(names(h.last())).toEqual(['b', 'c']));
     expect(h.api.lists).toBe(1);
@@ -430,7 +434,7 @@ describe('ApiserverSource', () => {
       h.api.apply('ADDED', pod('b'));
       h.api.apply('DELETED', pod('a'));
       h.api.compactedBelow = h.api.rv;
-      await advanceUntil(h, () => expect(h.api.lists).toBe(2));
+      await advanceUntilPasses(h, () => expect(h.api.lists).toBe(2));
       await until(() => expect(h.api.watchers.size).toBe(1));
 
       expect(h.api.watches).toBe(3);
@@ -488,7 +492,7 @@ describe('ApiserverSource', () => {
     expect(h.api.watches).toBe(1);
     h.clock.advance(1);
     await until(() => expect(h.source.stats().staleWatches).toBe(1));
-    await advanceUntil(h, () => expect(h.api.watches).toBe(2));
+    await advanceUntilPasses(h, () => expect(h.api.watches).toBe(2));
     await until(() => expect(names(h.last())).toEqual(['a', 'b']));
     // The silent connection was closed, not leaked.
     await until(() => expect(h.api.watchers.size).toBe(1));
