@@ -6,9 +6,8 @@
  * @packageDocumentation
  */
 
-export { Backoff, type BackoffOptions, jitter } from './backoff.js';
-export { type Clock, RealClock, type Timer } from './clock.js';
-export { type EventObjectRef, type EventRecorder, type EventType, noopEventRecorder } from './events.js';
+// Kubernetes API types, from `kubernetes-types`, so every package names them the same way.
+export type { Quantity } from 'kubernetes-types/api/resource.js';
 export type {
   Affinity,
   AppArmorProfile,
@@ -38,7 +37,6 @@ export type {
   HostPathVolumeSource,
   HTTPGetAction,
   HTTPHeader,
-  IntOrString,
   KeyToPath,
   Lifecycle,
   LifecycleHandler,
@@ -46,9 +44,6 @@ export type {
   Node,
   NodeStatus,
   ObjectFieldSelector,
-  ObjectMeta,
-  Overhead,
-  OwnerReference,
   Pod,
   PodCondition,
   PodDNSConfig,
@@ -59,11 +54,8 @@ export type {
   PodStatus,
   Probe,
   ProjectedVolumeSource,
-  Quantity,
   ResourceFieldSelector,
   ResourceRequirements,
-  RuntimeClass,
-  Scheduling,
   SeccompProfile,
   Secret,
   SecretEnvSource,
@@ -74,12 +66,25 @@ export type {
   ServiceAccountTokenProjection,
   SleepAction,
   TCPSocketAction,
-  Time,
   Toleration,
   Volume,
   VolumeMount,
   VolumeProjection,
-} from './k8s.js';
+} from 'kubernetes-types/core/v1.js';
+export type {
+  ObjectMeta,
+  OwnerReference,
+  Time,
+} from 'kubernetes-types/meta/v1.js';
+export type {
+  Overhead,
+  RuntimeClass,
+  Scheduling,
+} from 'kubernetes-types/node/v1.js';
+export { Backoff, type BackoffOptions, jitter } from './backoff.js';
+export { type Clock, RealClock, type Timer } from './clock.js';
+export { type EventObjectRef, type EventRecorder, type EventType, noopEventRecorder } from './events.js';
+export type { IntOrString } from './k8s.js';
 export { type LogFn, type Logger, noopLogger } from './logger.js';
 export {
   buildPodFullName,

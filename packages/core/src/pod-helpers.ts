@@ -1,5 +1,5 @@
+import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import type { EventObjectRef } from './events.js';
-import type { Container, Pod } from './k8s.js';
 import {
   ApiserverSourceName,
   ConfigMirrorAnnotationKey,

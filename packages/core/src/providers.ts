@@ -1,4 +1,5 @@
-import type { ConfigMap, PodStatus, RuntimeClass, Secret } from './k8s.js';
+import type { ConfigMap, PodStatus, Secret } from 'kubernetes-types/core/v1.js';
+import type { RuntimeClass } from 'kubernetes-types/node/v1.js';
 import type { RuntimePodStatus } from './runtime.js';
 
 // Interfaces through which one manager uses another without importing its implementation.

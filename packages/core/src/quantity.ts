@@ -1,4 +1,4 @@
-import type { Quantity } from './k8s.js';
+import type { Quantity } from 'kubernetes-types/api/resource.js';
 
 /** Powers of ten of the decimal suffixes. */
 const decimalExponents: Readonly<Record<string, number>> = {

@@ -1,5 +1,5 @@
+import type { Pod, Secret } from 'kubernetes-types/core/v1.js';
 import type { Backoff } from './backoff.js';
-import type { Pod, Secret } from './k8s.js';
 
 // The runtime-neutral model of what runs on the node (upstream `pkg/kubelet/container`), so the
 // managers above the runtime never see CRI types.
