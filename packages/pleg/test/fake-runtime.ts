@@ -1,12 +1,7 @@
 // What the tests' FakeRuntime (from @kubelet-kit/core/testing) serves: pods and statuses of
 // one runtime type in one namespace.
 
-import type {
-  RuntimeContainerState,
-  RuntimePod,
-  RuntimePodStatus,
-  SandboxState,
-} from '@kubelet-kit/core';
+import type { RuntimeContainerState, RuntimePod, RuntimePodStatus, SandboxState } from '@kubelet-kit/core';
 
 export const runtimeType = 'fooRuntime';
 
