@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FakeClock } from '@kubelet-kit/core';
+import { FakeClock } from '@kubelet-kit/core/testing';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiserverObjectGetter } from '../src/index.js';

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FakeClock, InMemoryEventRecorder, type Pod, type PodUpdate } from '@kubelet-kit/core';
+import type { Pod, PodUpdate } from '@kubelet-kit/core';
+import { FakeClock, InMemoryEventRecorder } from '@kubelet-kit/core/testing';
 import { PodSourceError, PodValidationError, setPodDefaults } from '@kubelet-kit/pod-config';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FakeClock, type RuntimeClass, type RuntimeClassGetter } from '@kubelet-kit/core';
+import type { RuntimeClass, RuntimeClassGetter } from '@kubelet-kit/core';
+import { FakeClock } from '@kubelet-kit/core/testing';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiserverRuntimeClassList } from '../src/index.js';

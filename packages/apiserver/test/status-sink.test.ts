@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type ContainerStatus, FakeClock, type Pod, type PodStatus } from '@kubelet-kit/core';
+import type { ContainerStatus, Pod, PodStatus } from '@kubelet-kit/core';
+import { FakeClock } from '@kubelet-kit/core/testing';
 import { newStatusManager, type StatusWriteOptions } from '@kubelet-kit/status-manager';
 import { FakePodDeletionSafety, FakeStatusPodManager } from '@kubelet-kit/status-manager/testing';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';

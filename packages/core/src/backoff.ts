@@ -5,7 +5,7 @@ interface BackoffEntry {
   lastUpdate: number;
 }
 
-/** Options of {@link Backoff}. */
+/** Options of {@link Backoff}. @public */
 export interface BackoffOptions {
   readonly clock: Clock;
   /** The first delay, ms. */
@@ -27,6 +27,7 @@ export interface BackoffOptions {
  * Per-key exponential backoff with a cap, the semantics of client-go's `flowcontrol.Backoff`:
  * `next` doubles a key's delay (starting over once the entry expired), the `isInBackOff…`
  * checks compare against the current delay, and `gc` drops expired keys.
+ * @public
  */
 export class Backoff {
   readonly #clock: Clock;
@@ -104,7 +105,7 @@ export class Backoff {
   }
 }
 
-/** A delay of `base` plus up to `maxFactor × base` of random jitter (upstream `wait.Jitter`). */
+/** A delay of `base` plus up to `maxFactor × base` of random jitter (upstream `wait.Jitter`). @internal */
 export function jitter(baseMs: number, maxFactor: number, random: () => number = Math.random): number {
   const factor = maxFactor <= 0 ? 1 : maxFactor;
   return baseMs + random() * factor * baseMs;

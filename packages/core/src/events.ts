@@ -1,4 +1,4 @@
-/** The object an event is about (a subset of an ObjectReference). */
+/** The object an event is about (a subset of an ObjectReference). @public */
 export interface EventObjectRef {
   readonly kind: string;
   readonly namespace?: string;
@@ -8,41 +8,13 @@ export interface EventObjectRef {
   readonly fieldPath?: string;
 }
 
-/** Normal or Warning, as Kubernetes events. */
+/** Normal or Warning, as Kubernetes events. @public */
 export type EventType = 'Normal' | 'Warning';
 
-/** One recorded event. */
-export interface RecordedEvent {
-  readonly object: EventObjectRef;
-  readonly type: EventType;
-  /** Upstream's reason strings: `FailedValidation`, `Pulled`, `BackOff`, `Killing`, … */
-  readonly reason: string;
-  readonly message: string;
-  /** Epoch ms. */
-  readonly time: number;
-}
-
-/** Where components report Kubernetes-style events (upstream `record.EventRecorder`). */
+/** Where components report Kubernetes-style events (upstream `record.EventRecorder`). @public */
 export interface EventRecorder {
   event(object: EventObjectRef, type: EventType, reason: string, message: string): void;
 }
 
-/** Drops every event. */
+/** Drops every event. @public */
 export const noopEventRecorder: EventRecorder = { event: () => {} };
-
-/** Keeps events in memory (bounded), for tests and for agents that show recent events. */
-export class InMemoryEventRecorder implements EventRecorder {
-  readonly events: RecordedEvent[] = [];
-  readonly #limit: number;
-  readonly #now: () => number;
-
-  constructor(options: { limit?: number; now?: () => number } = {}) {
-    this.#limit = options.limit ?? 10_000;
-    this.#now = options.now ?? Date.now;
-  }
-
-  event(object: EventObjectRef, type: EventType, reason: string, message: string): void {
-    this.events.push({ object, type, reason, message, time: this.#now() });
-    if (this.events.length > this.#limit) this.events.splice(0, this.events.length - this.#limit);
-  }
-}

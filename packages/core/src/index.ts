@@ -1,19 +1,174 @@
 /**
  * The contracts of kubelet-kit: Kubernetes types, the pod update stream, the runtime-neutral
  * pod status model, the interfaces managers use to reach each other, `Clock`, `Backoff` and
- * `Logger`. No runtime dependencies.
+ * `Logger`. No runtime dependencies. Test doubles are in `@kubelet-kit/core/testing`.
  *
  * @packageDocumentation
  */
 
-export * from './backoff.js';
-export * from './clock.js';
+// Kubernetes API types, from `kubernetes-types`, so every package names them the same way.
+export type { Quantity } from 'kubernetes-types/api/resource.js';
+export type {
+  Affinity,
+  AppArmorProfile,
+  Capabilities,
+  ConfigMap,
+  ConfigMapEnvSource,
+  ConfigMapKeySelector,
+  ConfigMapProjection,
+  ConfigMapVolumeSource,
+  Container,
+  ContainerPort,
+  ContainerState,
+  ContainerStateRunning,
+  ContainerStateTerminated,
+  ContainerStateWaiting,
+  ContainerStatus,
+  DownwardAPIProjection,
+  DownwardAPIVolumeFile,
+  DownwardAPIVolumeSource,
+  EmptyDirVolumeSource,
+  EnvFromSource,
+  EnvVar,
+  EnvVarSource,
+  ExecAction,
+  GRPCAction,
+  HostAlias,
+  HostPathVolumeSource,
+  HTTPGetAction,
+  HTTPHeader,
+  KeyToPath,
+  Lifecycle,
+  LifecycleHandler,
+  LocalObjectReference,
+  Node,
+  NodeStatus,
+  ObjectFieldSelector,
+  Pod,
+  PodCondition,
+  PodDNSConfig,
+  PodIP,
+  PodList,
+  PodSecurityContext,
+  PodSpec,
+  PodStatus,
+  Probe,
+  ProjectedVolumeSource,
+  ResourceFieldSelector,
+  ResourceRequirements,
+  SeccompProfile,
+  Secret,
+  SecretEnvSource,
+  SecretKeySelector,
+  SecretProjection,
+  SecretVolumeSource,
+  SecurityContext,
+  ServiceAccountTokenProjection,
+  SleepAction,
+  TCPSocketAction,
+  Toleration,
+  Volume,
+  VolumeMount,
+  VolumeProjection,
+} from 'kubernetes-types/core/v1.js';
+export type {
+  ObjectMeta,
+  OwnerReference,
+  Time,
+} from 'kubernetes-types/meta/v1.js';
+export type {
+  Overhead,
+  RuntimeClass,
+  Scheduling,
+} from 'kubernetes-types/node/v1.js';
+export { Backoff, type BackoffOptions, jitter } from './backoff.js';
+export { type Clock, RealClock, type Timer } from './clock.js';
 export { NetworkNotReadyError } from './errors.js';
-export * from './events.js';
-export type * from './k8s.js';
-export * from './logger.js';
-export * from './pod-helpers.js';
-export * from './pod-update.js';
-export type * from './providers.js';
-export * from './quantity.js';
-export * from './runtime.js';
+export { type EventObjectRef, type EventRecorder, type EventType, noopEventRecorder } from './events.js';
+export type { IntOrString } from './k8s.js';
+export { type LogFn, type Logger, noopLogger } from './logger.js';
+export {
+  buildPodFullName,
+  deepCopy,
+  getPodFullName,
+  getPodSource,
+  getPodUID,
+  isCriticalPod,
+  isMirrorPod,
+  isRestartableInitContainer,
+  isStaticPod,
+  podEventReference,
+  podSandboxChanged,
+  runtimePodFromStatus,
+  type SandboxChange,
+} from './pod-helpers.js';
+export {
+  AllSource,
+  ApiserverSourceName,
+  ConfigFirstSeenAnnotationKey,
+  ConfigHashAnnotationKey,
+  ConfigMirrorAnnotationKey,
+  ConfigSourceAnnotationKey,
+  FileSourceName,
+  HttpSourceName,
+  type PodOperation,
+  type PodSourceName,
+  type PodUpdate,
+  type SyncPodType,
+  SystemCriticalPriority,
+} from './pod-update.js';
+export type {
+  CachedPodStatus,
+  MirrorClient,
+  MountedVolume,
+  NodeAllocatable,
+  ObjectGetter,
+  PodStateProvider,
+  PodStatusCache,
+  PodStatusProvider,
+  ProbeResult,
+  ProbeResultsReader,
+  ProbeResultUpdate,
+  RuntimeClassGetter,
+  Subpath,
+  Subpather,
+  VolumeProvider,
+} from './providers.js';
+export {
+  isValidQuantity,
+  parseQuantity,
+  QuantityParseError,
+  quantityMilliValue,
+  quantityValue,
+} from './quantity.js';
+export {
+  type CommandRunner,
+  CommandTimeoutError,
+  type ContainerGCPolicy,
+  type ContainerID,
+  ContainerReasons,
+  type ExecResult,
+  formatContainerID,
+  PodSyncError,
+  type PodSyncResult,
+  parseContainerID,
+  podSyncResultError,
+  type RunInContainerOptions,
+  type Runtime,
+  type RuntimeCondition,
+  type RuntimeContainer,
+  type RuntimeContainerState,
+  type RuntimeContainerStatus,
+  type RuntimeContainerUser,
+  type RuntimeGarbageCollectOptions,
+  type RuntimeGetPodStatusOptions,
+  type RuntimeKillPodOptions,
+  type RuntimePod,
+  type RuntimePodStatus,
+  type RuntimeSandboxStatus,
+  type RuntimeSyncPodOptions,
+  type RuntimeVersion,
+  type SandboxState,
+  type SyncAction,
+  type SyncResult,
+} from './runtime.js';

@@ -1,10 +1,10 @@
-/** A log method in pino's shape: `log('msg')` or `log({ key: value }, 'msg')`. */
+/** A log method in pino's shape: `log('msg')` or `log({ key: value }, 'msg')`. @public */
 export interface LogFn {
   (message: string): void;
   (fields: Readonly<Record<string, unknown>>, message?: string): void;
 }
 
-/** The logger every package takes: a subset of pino's, so a pino logger can be passed as is. */
+/** The logger every package takes: a subset of pino's, so a pino logger can be passed as is. @public */
 export interface Logger {
   debug: LogFn;
   info: LogFn;
@@ -16,7 +16,7 @@ export interface Logger {
 
 const noop: LogFn = () => {};
 
-/** A logger that drops everything: the default when a caller passes none. */
+/** A logger that drops everything: the default when a caller passes none. @public */
 export const noopLogger: Logger = {
   debug: noop,
   info: noop,
@@ -24,39 +24,3 @@ export const noopLogger: Logger = {
   error: noop,
   child: () => noopLogger,
 };
-
-/** One line captured by {@link InMemoryLogger}. */
-export interface LogRecord {
-  readonly level: 'debug' | 'info' | 'warn' | 'error';
-  readonly message: string;
-  readonly fields: Readonly<Record<string, unknown>>;
-}
-
-/** A logger that keeps its lines in memory, for tests that assert on what was logged. */
-export class InMemoryLogger implements Logger {
-  readonly records: LogRecord[];
-  readonly #bindings: Readonly<Record<string, unknown>>;
-
-  constructor(bindings: Readonly<Record<string, unknown>> = {}, records: LogRecord[] = []) {
-    this.#bindings = bindings;
-    this.records = records;
-  }
-
-  readonly debug: LogFn = (a: string | Readonly<Record<string, unknown>>, m?: string) =>
-    this.#log('debug', a, m);
-  readonly info: LogFn = (a: string | Readonly<Record<string, unknown>>, m?: string) =>
-    this.#log('info', a, m);
-  readonly warn: LogFn = (a: string | Readonly<Record<string, unknown>>, m?: string) =>
-    this.#log('warn', a, m);
-  readonly error: LogFn = (a: string | Readonly<Record<string, unknown>>, m?: string) =>
-    this.#log('error', a, m);
-
-  child(bindings: Readonly<Record<string, unknown>>): Logger {
-    return new InMemoryLogger({ ...this.#bindings, ...bindings }, this.records);
-  }
-
-  #log(level: LogRecord['level'], a: string | Readonly<Record<string, unknown>>, m?: string): void {
-    if (typeof a === 'string') this.records.push({ level, message: a, fields: { ...this.#bindings } });
-    else this.records.push({ level, message: m ?? '', fields: { ...this.#bindings, ...a } });
-  }
-}

@@ -1,5 +1,5 @@
+import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import type { EventObjectRef } from './events.js';
-import type { Container, Pod } from './k8s.js';
 import {
   ApiserverSourceName,
   ConfigMirrorAnnotationKey,
@@ -8,52 +8,55 @@ import {
 } from './pod-update.js';
 import type { RuntimeContainerStatus, RuntimePod, RuntimePodStatus } from './runtime.js';
 
-/** `name_namespace`, the kubelet's key for a pod across UIDs (upstream `BuildPodFullName`). */
+/** `name_namespace`, the kubelet's key for a pod across UIDs (upstream `BuildPodFullName`). @public */
 export function buildPodFullName(name: string, namespace: string): string {
   return `${name}_${namespace}`;
 }
 
-/** The full name of a pod: `name_namespace`. */
+/** The full name of a pod: `name_namespace`. @public */
 export function getPodFullName(pod: Pod): string {
   return buildPodFullName(pod.metadata?.name ?? '', pod.metadata?.namespace ?? '');
 }
 
-/** The pod's UID, or an empty string when it has none. */
+/** The pod's UID, or an empty string when it has none. @public */
 export function getPodUID(pod: Pod): string {
   return pod.metadata?.uid ?? '';
 }
 
-/** The source a pod came from (its `kubernetes.io/config.source` annotation), if any. */
+/** The source a pod came from (its `kubernetes.io/config.source` annotation), if any. @public */
 export function getPodSource(pod: Pod): string | undefined {
   return pod.metadata?.annotations?.[ConfigSourceAnnotationKey];
 }
 
-/** A static pod comes from a source other than the API server. */
+/** A static pod comes from a source other than the API server. @public */
 export function isStaticPod(pod: Pod): boolean {
   const source = getPodSource(pod);
   return source !== undefined && source !== ApiserverSourceName;
 }
 
-/** A mirror pod is the API server's copy of a static pod. */
+/** A mirror pod is the API server's copy of a static pod. @public */
 export function isMirrorPod(pod: Pod): boolean {
   return pod.metadata?.annotations?.[ConfigMirrorAnnotationKey] !== undefined;
 }
 
-/** Static, mirror, and system-critical-priority pods are critical. */
+/** Static, mirror, and system-critical-priority pods are critical. @public */
 export function isCriticalPod(pod: Pod): boolean {
   if (isStaticPod(pod) || isMirrorPod(pod)) return true;
   const priority = pod.spec?.priority;
   return priority !== undefined && priority >= SystemCriticalPriority;
 }
 
-/** Whether the pod needs a new sandbox, the attempt number to give it, and the current sandbox ID. */
+/**
+ * Whether the pod needs a new sandbox, the attempt number to give it, and the current sandbox ID.
+ * @internal
+ */
 export interface SandboxChange {
   readonly changed: boolean;
   readonly attempt: number;
   readonly sandboxId: string;
 }
 
-/** Upstream `PodSandboxChanged` (`kuberuntime/util`). */
+/** Upstream `PodSandboxChanged` (`kuberuntime/util`). @internal */
 export function podSandboxChanged(pod: Pod, podStatus: RuntimePodStatus): SandboxChange {
   const sandboxes = podStatus.sandboxStatuses;
   const newest = sandboxes[0];
@@ -74,6 +77,7 @@ export function podSandboxChanged(pod: Pod, podStatus: RuntimePodStatus): Sandbo
 /**
  * The runtime pod a status describes, as a runtime listing shows it: the containers `include`
  * picks (default all) and every sandbox, a ready sandbox as running and any other as exited.
+ * @internal
  */
 export function runtimePodFromStatus(
   status: RuntimePodStatus,
@@ -104,7 +108,7 @@ export function runtimePodFromStatus(
   };
 }
 
-/** An init container with `restartPolicy: Always`: a sidecar that keeps running. */
+/** An init container with `restartPolicy: Always`: a sidecar that keeps running. @internal */
 export function isRestartableInitContainer(container: Container): boolean {
   return container.restartPolicy === 'Always';
 }
@@ -112,6 +116,7 @@ export function isRestartableInitContainer(container: Container): boolean {
 /**
  * The reference events about `pod` carry; `fieldPath` (`spec.containers{app}`) narrows it to one
  * container (upstream `ref.GetReference` plus `GetPartialReference`).
+ * @internal
  */
 export function podEventReference(pod: Pod, fieldPath?: string): EventObjectRef {
   const ref: EventObjectRef = {
@@ -127,6 +132,7 @@ export function podEventReference(pod: Pod, fieldPath?: string): EventObjectRef 
  * A deep copy of a JSON-like value, several times cheaper than `structuredClone` for API
  * objects. A Date is copied as a Date; anything else that is not a plain object or array (a
  * Buffer, a Map) goes through `structuredClone`. Undefined members are kept.
+ * @internal
  */
 export function deepCopy<T>(value: T): T {
   if (value === null || typeof value !== 'object') return value;

@@ -1,4 +1,4 @@
-import type { Pod } from './k8s.js';
+import type { Pod } from 'kubernetes-types/core/v1.js';
 
 /**
  * What a {@link PodUpdate} says about its pods (upstream `kubetypes.PodOperation`).
@@ -8,20 +8,23 @@ import type { Pod } from './k8s.js';
  * - `DELETE`: a graceful delete: the pod now has a deletionTimestamp.
  * - `REMOVE`: the pod is gone from the source.
  * - `RECONCILE`: only the status differs.
+ * @public
  */
 export type PodOperation = 'SET' | 'ADD' | 'UPDATE' | 'DELETE' | 'REMOVE' | 'RECONCILE';
 
-/** Well-known source names. Any other string names a caller's own source. */
+/** Well-known source names. Any other string names a caller's own source. @public */
 export const FileSourceName = 'file';
+/** @public */
 export const HttpSourceName = 'http';
+/** @public */
 export const ApiserverSourceName = 'api';
-/** The pseudo-source of a snapshot of all sources (`PodConfig.sync()`). */
+/** The pseudo-source of a snapshot of all sources (`PodConfig.sync()`). @public */
 export const AllSource = '*';
 
-/** The name of a pod source: `file`, `http`, `api`, `*`, or a caller's own. */
+/** The name of a pod source: `file`, `http`, `api`, `*`, or a caller's own. @public */
 export type PodSourceName = string;
 
-/** One change of the desired pods, as one source reports it (upstream `kubetypes.PodUpdate`). */
+/** One change of the desired pods, as one source reports it (upstream `kubetypes.PodUpdate`). @public */
 export interface PodUpdate {
   readonly op: PodOperation;
   /** Never undefined; an empty array is meaningful (an empty SET or ADD marks a source as seen). */
@@ -29,17 +32,17 @@ export interface PodUpdate {
   readonly source: PodSourceName;
 }
 
-/** Why a pod worker is asked to sync (upstream `kubetypes.SyncPodType`). */
+/** Why a pod worker is asked to sync (upstream `kubetypes.SyncPodType`). @public */
 export type SyncPodType = 'sync' | 'update' | 'create' | 'kill';
 
-/** Annotation: which source a pod came from. */
+/** Annotation: which source a pod came from. @public */
 export const ConfigSourceAnnotationKey = 'kubernetes.io/config.source';
-/** Annotation: present on mirror pods; its value is the static pod's hash. */
+/** Annotation: present on mirror pods; its value is the static pod's hash. @public */
 export const ConfigMirrorAnnotationKey = 'kubernetes.io/config.mirror';
-/** Annotation: when the kubelet first saw the pod. */
+/** Annotation: when the kubelet first saw the pod. @public */
 export const ConfigFirstSeenAnnotationKey = 'kubernetes.io/config.seen';
-/** Annotation: the static pod's UID (hash). */
+/** Annotation: the static pod's UID (hash). @public */
 export const ConfigHashAnnotationKey = 'kubernetes.io/config.hash';
 
-/** The highest priority a user pod can have; above it pods are system-critical. */
+/** The highest priority a user pod can have; above it pods are system-critical. @public */
 export const SystemCriticalPriority = 2_000_000_000;

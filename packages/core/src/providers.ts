@@ -1,15 +1,16 @@
-import type { ConfigMap, Pod, PodStatus, RuntimeClass, Secret } from './k8s.js';
+import type { ConfigMap, Pod, PodStatus, Secret } from 'kubernetes-types/core/v1.js';
+import type { RuntimeClass } from 'kubernetes-types/node/v1.js';
 import type { RuntimePodStatus } from './runtime.js';
 
 // Interfaces through which one manager uses another without importing its implementation.
 
-/** The API status the kubelet computed for a pod (upstream `status.PodStatusProvider`). */
+/** The API status the kubelet computed for a pod (upstream `status.PodStatusProvider`). @public */
 export interface PodStatusProvider {
   /** Accepts the UID of a static pod or of its mirror pod. */
   getPodStatus(uid: string): PodStatus | undefined;
 }
 
-/** One entry of the runtime pod status cache. */
+/** One entry of the runtime pod status cache. @public */
 export interface CachedPodStatus {
   readonly status: RuntimePodStatus | undefined;
   readonly error: Error | undefined;
@@ -17,7 +18,7 @@ export interface CachedPodStatus {
   readonly modified: number;
 }
 
-/** The runtime pod status cache that the PLEG keeps (upstream `kubecontainer.Cache`). */
+/** The runtime pod status cache that the PLEG keeps (upstream `kubecontainer.Cache`). @public */
 export interface PodStatusCache {
   /** The cached entry; an empty status when the pod is not known. */
   get(uid: string): CachedPodStatus;
@@ -29,10 +30,10 @@ export interface PodStatusCache {
   getNewerThan(uid: string, minTime: number, signal?: AbortSignal): Promise<CachedPodStatus>;
 }
 
-/** A probe's result, as the results managers hold them. */
+/** A probe's result, as the results managers hold them. @public */
 export type ProbeResult = 'Success' | 'Failure' | 'Unknown';
 
-/** One change of a stored probe result (upstream `results.Update`). */
+/** One change of a stored probe result (upstream `results.Update`). @public */
 export interface ProbeResultUpdate {
   /** The container ID as `type://id`. */
   readonly containerId: string;
@@ -43,6 +44,7 @@ export interface ProbeResultUpdate {
 /**
  * What the node can give pods (its allocatable resources), as admission and the downward API
  * read it.
+ * @public
  */
 export interface NodeAllocatable {
   /** Cores. */
@@ -60,12 +62,12 @@ export interface NodeAllocatable {
   readonly scalarResources?: Readonly<Record<string, number>>;
 }
 
-/** A read-only view of one probe type's results, by container ID (`type://id`). */
+/** A read-only view of one probe type's results, by container ID (`type://id`). @public */
 export interface ProbeResultsReader {
   get(containerId: string): ProbeResult | undefined;
 }
 
-/** A volume mounted for a pod, as the runtime needs it for container mounts. */
+/** A volume mounted for a pod, as the runtime needs it for container mounts. @public */
 export interface MountedVolume {
   /** Where the volume's content is on the host. */
   readonly hostPath: string;
@@ -74,13 +76,13 @@ export interface MountedVolume {
   readonly selinuxRelabel?: boolean;
 }
 
-/** The volumes mounted for pods (upstream `VolumeManager.GetMountedVolumesForPod`). */
+/** The volumes mounted for pods (upstream `VolumeManager.GetMountedVolumesForPod`). @public */
 export interface VolumeProvider {
   /** Mounted volumes of the pod by volume name; empty when none. */
   getMountedVolumesForPod(podUid: string): ReadonlyMap<string, MountedVolume>;
 }
 
-/** A container's subPath of a volume, to be bound safely (upstream `subpath.Subpath`). */
+/** A container's subPath of a volume, to be bound safely (upstream `subpath.Subpath`). @public */
 export interface Subpath {
   /** The volumeMount's index in the container: names the bind target. */
   readonly volumeMountIndex: number;
@@ -99,6 +101,7 @@ export interface Subpath {
  * Binds subPaths of volumes without following a link out of them (upstream
  * `subpath.Interface`, CVE-2017-1002101). The volume manager implements it; the runtime manager
  * uses it for container mounts.
+ * @public
  */
 export interface Subpather {
   /**
@@ -116,7 +119,10 @@ export interface Subpather {
   cleanSubPaths(podDir: string, volumeName: string): Promise<void>;
 }
 
-/** Reads ConfigMaps and Secrets for env vars and volumes; undefined when the object does not exist. */
+/**
+ * Reads ConfigMaps and Secrets for env vars and volumes; undefined when the object does not exist.
+ * @public
+ */
 export interface ObjectGetter {
   getConfigMap(namespace: string, name: string, signal?: AbortSignal): Promise<ConfigMap | undefined>;
   getSecret(namespace: string, name: string, signal?: AbortSignal): Promise<Secret | undefined>;
@@ -125,6 +131,7 @@ export interface ObjectGetter {
 /**
  * Where a pod is in its lifecycle, as the pod workers know it (upstream's `podStateProvider`):
  * what garbage collection and the volume manager may remove. The pod workers implement it.
+ * @public
  */
 export interface PodStateProvider {
   /** True once the pod's containers are being (or have been) stopped: no new mounts or starts. */
@@ -139,6 +146,7 @@ export interface PodStateProvider {
  * Looks RuntimeClasses (`node.k8s.io/v1`) up by name: their handler, overhead and scheduling
  * (upstream's RuntimeClass lister, read by `runtimeclass.Manager`). Implementations: a local list
  * loaded from files (node's `--runtime-classes`); an API-server informer can implement it too.
+ * @public
  */
 export interface RuntimeClassGetter {
   /** The RuntimeClass of that name; undefined when there is none. */
@@ -148,6 +156,8 @@ export interface RuntimeClassGetter {
 /**
  * Creates and deletes the mirror pods of static pods on the API server (upstream
  * `pod.MirrorClient`), so that the cluster sees the static pods this node runs.
+ *
+ * @public
  */
 export interface MirrorClient {
   /**

@@ -1,4 +1,4 @@
-import type { Quantity } from './k8s.js';
+import type { Quantity } from 'kubernetes-types/api/resource.js';
 
 /** Powers of ten of the decimal suffixes. */
 const decimalExponents: Readonly<Record<string, number>> = {
@@ -27,7 +27,7 @@ const binaryExponents: Readonly<Record<string, number>> = {
 const quantityPattern =
   /^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E))?$/;
 
-/** Thrown when a string is not a Kubernetes quantity. */
+/** Thrown when a string is not a Kubernetes quantity. @public */
 export class QuantityParseError extends Error {
   readonly code = 'InvalidQuantity';
   constructor(readonly input: string) {
@@ -41,6 +41,7 @@ export class QuantityParseError extends Error {
 /**
  * The value of a Kubernetes quantity in base units (cores, bytes) as a float: `"500m"` → 0.5,
  * `"1Gi"` → 1073741824, `"1e3"` → 1000. Throws {@link QuantityParseError} on anything else.
+ * @public
  */
 export function parseQuantity(quantity: Quantity | number): number {
   if (typeof quantity === 'number') {
@@ -58,7 +59,7 @@ export function parseQuantity(quantity: Quantity | number): number {
   return Number(`${number}e${decimalExponents[suffix] ?? 0}`);
 }
 
-/** True when `quantity` parses. */
+/** True when `quantity` parses. @public */
 export function isValidQuantity(quantity: unknown): boolean {
   if (typeof quantity !== 'string' && typeof quantity !== 'number') return false;
   try {
@@ -69,12 +70,12 @@ export function isValidQuantity(quantity: unknown): boolean {
   }
 }
 
-/** The quantity in thousandths, rounded up (upstream `Quantity.MilliValue`): `"0.1"` → 100. */
+/** The quantity in thousandths, rounded up (upstream `Quantity.MilliValue`): `"0.1"` → 100. @public */
 export function quantityMilliValue(quantity: Quantity | number): number {
   return Math.ceil(Math.round(parseQuantity(quantity) * 1e9) / 1e6);
 }
 
-/** The quantity rounded up to a whole number (upstream `Quantity.Value`): `"1.5"` → 2. */
+/** The quantity rounded up to a whole number (upstream `Quantity.Value`): `"1.5"` → 2. @public */
 export function quantityValue(quantity: Quantity | number): number {
   return Math.ceil(Math.round(parseQuantity(quantity) * 1e9) / 1e9);
 }

@@ -1,34 +1,34 @@
+import type { Pod, Secret } from 'kubernetes-types/core/v1.js';
 import type { Backoff } from './backoff.js';
-import type { Pod, Secret } from './k8s.js';
 
 // The runtime-neutral model of what runs on the node (upstream `pkg/kubelet/container`), so the
 // managers above the runtime never see CRI types.
 
-/** A container's state as the runtime reports it (upstream `kubecontainer.State`). */
+/** A container's state as the runtime reports it (upstream `kubecontainer.State`). @public */
 export type RuntimeContainerState = 'created' | 'running' | 'exited' | 'unknown';
 
-/** A sandbox's state (CRI SANDBOX_READY / SANDBOX_NOTREADY). */
+/** A sandbox's state (CRI SANDBOX_READY / SANDBOX_NOTREADY). @public */
 export type SandboxState = 'ready' | 'notready';
 
-/** A container ID with the runtime type that owns it; printed as `type://id`. */
+/** A container ID with the runtime type that owns it; printed as `type://id`. @public */
 export interface ContainerID {
   readonly type: string;
   readonly id: string;
 }
 
-/** `containerd://abc` for `{type: 'containerd', id: 'abc'}`. */
+/** `containerd://abc` for `{type: 'containerd', id: 'abc'}`. @public */
 export function formatContainerID(cid: ContainerID): string {
   return `${cid.type}://${cid.id}`;
 }
 
-/** Parses `type://id`; a string without `://` is taken as a bare ID of an unknown type. */
+/** Parses `type://id`; a string without `://` is taken as a bare ID of an unknown type. @public */
 export function parseContainerID(value: string): ContainerID {
   const at = value.indexOf('://');
   if (at < 0) return { type: '', id: value };
   return { type: value.slice(0, at), id: value.slice(at + 3) };
 }
 
-/** One container as the runtime reports it (upstream `kubecontainer.Status`). Times are epoch ms. */
+/** One container as the runtime reports it (upstream `kubecontainer.Status`). Times are epoch ms. @public */
 export interface RuntimeContainerStatus {
   readonly id: ContainerID;
   readonly name: string;
@@ -53,7 +53,7 @@ export interface RuntimeContainerStatus {
   readonly user?: RuntimeContainerUser;
 }
 
-/** The user a container's first process runs as (upstream `kubecontainer.ContainerUser`). */
+/** The user a container's first process runs as (upstream `kubecontainer.ContainerUser`). @public */
 export interface RuntimeContainerUser {
   readonly linux?: {
     readonly uid: number;
@@ -62,7 +62,7 @@ export interface RuntimeContainerUser {
   };
 }
 
-/** One pod sandbox as the runtime reports it. Times are epoch ms. */
+/** One pod sandbox as the runtime reports it. Times are epoch ms. @public */
 export interface RuntimeSandboxStatus {
   readonly id: string;
   readonly name: string;
@@ -82,6 +82,7 @@ export interface RuntimeSandboxStatus {
 /**
  * Everything the runtime knows of one pod (upstream `kubecontainer.PodStatus`): all containers,
  * alive or dead, and all sandboxes, newest first.
+ * @public
  */
 export interface RuntimePodStatus {
   readonly id: string;
@@ -95,7 +96,7 @@ export interface RuntimePodStatus {
   readonly timestamp: number;
 }
 
-/** A container or sandbox of a running pod (upstream `kubecontainer.Container`). */
+/** A container or sandbox of a running pod (upstream `kubecontainer.Container`). @public */
 export interface RuntimeContainer {
   readonly id: ContainerID;
   readonly name: string;
@@ -105,7 +106,7 @@ export interface RuntimeContainer {
   readonly state: RuntimeContainerState;
 }
 
-/** A pod as a list of the runtime's containers and sandboxes (upstream `kubecontainer.Pod`). */
+/** A pod as a list of the runtime's containers and sandboxes (upstream `kubecontainer.Pod`). @public */
 export interface RuntimePod {
   readonly id: string;
   readonly name: string;
@@ -116,7 +117,7 @@ export interface RuntimePod {
   readonly sandboxes: readonly RuntimeContainer[];
 }
 
-/** The step a sync result is about (upstream `kubecontainer.SyncAction`). */
+/** The step a sync result is about (upstream `kubecontainer.SyncAction`). @public */
 export type SyncAction =
   | 'StartContainer'
   | 'KillContainer'
@@ -127,7 +128,7 @@ export type SyncAction =
   | 'ConfigPodSandbox'
   | 'KillPodSandbox';
 
-/** The outcome of one step of a sync (upstream `kubecontainer.SyncResult`). */
+/** The outcome of one step of a sync (upstream `kubecontainer.SyncResult`). @public */
 export interface SyncResult {
   readonly action: SyncAction;
   /** A container name, a pod full name or sandbox ID: what the action was about. */
@@ -137,7 +138,7 @@ export interface SyncResult {
   readonly message: string;
 }
 
-/** All steps of one `Runtime.syncPod` or `killPod` (upstream `kubecontainer.PodSyncResult`). */
+/** All steps of one `Runtime.syncPod` or `killPod` (upstream `kubecontainer.PodSyncResult`). @public */
 export interface PodSyncResult {
   readonly syncResults: readonly SyncResult[];
   /** An error outside any one step (for example the status could not be read). */
@@ -151,7 +152,7 @@ export interface PodSyncResult {
   readonly podStatus?: RuntimePodStatus;
 }
 
-/** Reason codes a runtime reports in sync results and container statuses (upstream's strings). */
+/** Reason codes a runtime reports in sync results and container statuses (upstream's strings). @public */
 export const ContainerReasons = {
   ErrImagePull: 'ErrImagePull',
   ImagePullBackOff: 'ImagePullBackOff',
@@ -179,7 +180,7 @@ const backoffReasons: ReadonlySet<string> = new Set([
   ContainerReasons.ImagePullBackOff,
 ]);
 
-/** An error that summarizes a pod sync result's failures. */
+/** An error that summarizes a pod sync result's failures. @public */
 export class PodSyncError extends Error {
   readonly code = 'PodSyncError';
   constructor(
@@ -202,14 +203,14 @@ export class PodSyncError extends Error {
   }
 }
 
-/** The combined error of a pod sync result, or undefined when every step succeeded. */
+/** The combined error of a pod sync result, or undefined when every step succeeded. @public */
 export function podSyncResultError(result: PodSyncResult): PodSyncError | undefined {
   const failures = result.syncResults.filter((r) => r.error !== undefined);
   if (!result.syncError && failures.length === 0) return undefined;
   return new PodSyncError(failures, result.syncError);
 }
 
-/** Container garbage collection limits (upstream `kubecontainer.GCPolicy`). */
+/** Container garbage collection limits (upstream `kubecontainer.GCPolicy`). @public */
 export interface ContainerGCPolicy {
   /** Minimum age (ms) at which a dead container can be collected. */
   readonly minAgeMs: number;
@@ -219,14 +220,14 @@ export interface ContainerGCPolicy {
   readonly maxContainers: number;
 }
 
-/** The version a runtime reports. */
+/** The version a runtime reports. @public */
 export interface RuntimeVersion {
   readonly runtimeName: string;
   readonly runtimeVersion: string;
   readonly runtimeApiVersion: string;
 }
 
-/** A condition of the runtime (RuntimeReady, NetworkReady). */
+/** A condition of the runtime (RuntimeReady, NetworkReady). @public */
 export interface RuntimeCondition {
   readonly type: string;
   readonly status: boolean;
@@ -234,7 +235,7 @@ export interface RuntimeCondition {
   readonly message: string;
 }
 
-/** Options of {@link Runtime.syncPod}. */
+/** Options of {@link Runtime.syncPod}. @public */
 export interface RuntimeSyncPodOptions {
   readonly pod: Pod;
   readonly podStatus: RuntimePodStatus;
@@ -244,7 +245,7 @@ export interface RuntimeSyncPodOptions {
   readonly signal?: AbortSignal;
 }
 
-/** Options of {@link Runtime.killPod}. */
+/** Options of {@link Runtime.killPod}. @public */
 export interface RuntimeKillPodOptions {
   /** The desired pod, when it is still known; grace periods come from it. */
   readonly pod?: Pod;
@@ -254,7 +255,7 @@ export interface RuntimeKillPodOptions {
   readonly signal?: AbortSignal;
 }
 
-/** Options of {@link Runtime.getPodStatus}. */
+/** Options of {@link Runtime.getPodStatus}. @public */
 export interface RuntimeGetPodStatusOptions {
   readonly uid: string;
   readonly name: string;
@@ -262,7 +263,7 @@ export interface RuntimeGetPodStatusOptions {
   readonly signal?: AbortSignal;
 }
 
-/** Options of {@link Runtime.garbageCollect}. */
+/** Options of {@link Runtime.garbageCollect}. @public */
 export interface RuntimeGarbageCollectOptions {
   readonly policy: ContainerGCPolicy;
   /** True once every pod source has sent its first SET: only then are unknown pods' sandboxes removed. */
@@ -271,7 +272,10 @@ export interface RuntimeGarbageCollectOptions {
   readonly signal?: AbortSignal;
 }
 
-/** The container runtime as the kubelet drives it (upstream `kubecontainer.Runtime`, the parts we use). */
+/**
+ * The container runtime as the kubelet drives it (upstream `kubecontainer.Runtime`, the parts we use).
+ * @public
+ */
 export interface Runtime {
   /** The runtime's type, e.g. `containerd`, used in container IDs. */
   type(): string;
@@ -288,14 +292,14 @@ export interface Runtime {
   garbageCollect(options: RuntimeGarbageCollectOptions): Promise<void>;
 }
 
-/** The output of a command run in a container. */
+/** The output of a command run in a container. @public */
 export interface ExecResult {
   readonly stdout: Uint8Array;
   readonly stderr: Uint8Array;
   readonly exitCode: number;
 }
 
-/** Thrown by a {@link CommandRunner} when the command did not finish within its timeout. */
+/** Thrown by a {@link CommandRunner} when the command did not finish within its timeout. @public */
 export class CommandTimeoutError extends Error {
   readonly code = 'CommandTimeout';
   constructor(message: string) {
@@ -304,7 +308,7 @@ export class CommandTimeoutError extends Error {
   }
 }
 
-/** Options of {@link CommandRunner.runInContainer}. */
+/** Options of {@link CommandRunner.runInContainer}. @public */
 export interface RunInContainerOptions {
   /** The runtime's container ID (without the `type://` prefix). */
   readonly containerId: string;
@@ -314,7 +318,7 @@ export interface RunInContainerOptions {
   readonly signal?: AbortSignal;
 }
 
-/** Runs a command in a running container (exec probes, exec lifecycle hooks). */
+/** Runs a command in a running container (exec probes, exec lifecycle hooks). @public */
 export interface CommandRunner {
   /** Resolves with the exit code; rejects with {@link CommandTimeoutError} on timeout. */
   runInContainer(options: RunInContainerOptions): Promise<ExecResult>;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Backoff, FakeClock, jitter } from '../src/index.js';
+import { Backoff, jitter } from '../src/index.js';
+import { FakeClock } from '../src/testing/index.js';
 
 // Cases after client-go's flowcontrol backoff tests.
 describe('Backoff', () => {

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import {
   formatContainerID,
   getPodFullName,
-  InMemoryLogger,
   isCriticalPod,
   isMirrorPod,
   isStaticPod,
@@ -63,18 +62,6 @@ describe('pod sync results', () => {
     });
     expect(hard?.onlyBackoff).toBe(false);
     expect(hard?.message).toContain('RunContainerError');
-  });
-});
-
-describe('InMemoryLogger', () => {
-  it('keeps lines with child bindings', () => {
-    const log = new InMemoryLogger();
-    log.child({ pod: 'web' }).info({ n: 1 }, 'hello');
-    log.warn('plain');
-    expect(log.records).toEqual([
-      { level: 'info', message: 'hello', fields: { pod: 'web', n: 1 } },
-      { level: 'warn', message: 'plain', fields: {} },
-    ]);
   });
 });
 

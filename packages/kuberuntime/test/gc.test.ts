@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { FakeClock, noopLogger } from '@kubelet-kit/core';
+import { noopLogger } from '@kubelet-kit/core';
+import { FakeClock } from '@kubelet-kit/core/testing';
 import { ContainerState, PodSandboxState } from '@kubelet-kit/cri';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ContainerGCOptions, containerGC } from '../src/gc.js';

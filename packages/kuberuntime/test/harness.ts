@@ -1,14 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  type Backoff,
-  FakeClock,
-  InMemoryEventRecorder,
-  type Pod,
-  type ProbeResult,
-  type RuntimePodStatus,
-} from '@kubelet-kit/core';
+import type { Backoff, Pod, ProbeResult, RuntimePodStatus } from '@kubelet-kit/core';
+import { FakeClock, InMemoryEventRecorder } from '@kubelet-kit/core/testing';
 import { ImageServiceClient, RuntimeServiceClient } from '@kubelet-kit/cri';
 import { InMemoryCriServer } from '@kubelet-kit/cri/testing';
 import {

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { FakeClock, InMemoryEventRecorder, noopLogger, type Secret } from '@kubelet-kit/core';
+import { noopLogger, type Secret } from '@kubelet-kit/core';
+import { FakeClock, InMemoryEventRecorder } from '@kubelet-kit/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ImageManager, type ImageService, pullPolicyOf, pullSecretsToAuth } from '../src/images.js';
 import { convertPodStatusToRunningPod } from '../src/index.js';

@@ -1,4 +1,5 @@
-import { FakeClock, InMemoryEventRecorder, type Pod, type PodStatus } from '@kubelet-kit/core';
+import type { Pod, PodStatus } from '@kubelet-kit/core';
+import { FakeClock, InMemoryEventRecorder } from '@kubelet-kit/core/testing';
 import { describe, expect, it } from 'vitest';
 import { ActiveDeadlineHandler } from '../src/active-deadline.js';
 

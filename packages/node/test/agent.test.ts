@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type ContainerStatus, FakeClock, InMemoryEventRecorder, type Pod } from '@kubelet-kit/core';
+import type { ContainerStatus, Pod } from '@kubelet-kit/core';
+import { FakeClock, InMemoryEventRecorder } from '@kubelet-kit/core/testing';
 import { InMemoryCriServer } from '@kubelet-kit/cri/testing';
 import { StaticPodSource } from '@kubelet-kit/pod-config';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

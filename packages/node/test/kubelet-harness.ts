@@ -4,8 +4,6 @@ import {
   ConfigHashAnnotationKey,
   ConfigMirrorAnnotationKey,
   ConfigSourceAnnotationKey,
-  FakeClock,
-  InMemoryEventRecorder,
   type Pod,
   type PodStatus,
   type PodStatusCache,
@@ -13,6 +11,7 @@ import {
   type RuntimePod,
   type Subpather,
 } from '@kubelet-kit/core';
+import { FakeClock, InMemoryEventRecorder } from '@kubelet-kit/core/testing';
 import { BasicPodManager } from '@kubelet-kit/pod-manager';
 import type { UpdatePodOptions } from '@kubelet-kit/pod-workers';
 import { FakeVolumeManager } from '@kubelet-kit/volume-manager/testing';

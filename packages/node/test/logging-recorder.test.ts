@@ -1,4 +1,4 @@
-import { InMemoryLogger } from '@kubelet-kit/core';
+import { InMemoryLogger } from '@kubelet-kit/core/testing';
 import { describe, expect, it } from 'vitest';
 import { loggingRecorder } from '../src/logging-recorder.js';
 

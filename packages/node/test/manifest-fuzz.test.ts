@@ -6,7 +6,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { FakeClock, type LogFn, type Logger, type Pod } from '@kubelet-kit/core';
+import type { LogFn, Logger, Pod } from '@kubelet-kit/core';
+import { FakeClock } from '@kubelet-kit/core/testing';
 import { InMemoryCriServer } from '@kubelet-kit/cri/testing';
 import { decodeStaticPods, maxConfigLength, PodValidationError } from '@kubelet-kit/pod-config';
 import fc from 'fast-check';

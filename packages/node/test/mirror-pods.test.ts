@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { MirrorClient } from '@kubelet-kit/core';
-import { InMemoryLogger, type Pod } from '@kubelet-kit/core';
+import type { MirrorClient, Pod } from '@kubelet-kit/core';
+import { InMemoryLogger } from '@kubelet-kit/core/testing';
 import { BasicPodManager } from '@kubelet-kit/pod-manager';
 import { afterEach, describe, expect, it } from 'vitest';
 import { deleteOrphanedMirrorPods, tryReconcileMirrorPods } from '../src/mirror-pods.js';

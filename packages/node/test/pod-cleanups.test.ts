@@ -1,14 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  FakeClock,
-  noopLogger,
-  type Runtime,
-  type RuntimePod,
-  type Subpath,
-  type Subpather,
-} from '@kubelet-kit/core';
+import { noopLogger, type Runtime, type RuntimePod, type Subpath, type Subpather } from '@kubelet-kit/core';
+import { FakeClock } from '@kubelet-kit/core/testing';
 import { BasicPodManager } from '@kubelet-kit/pod-manager';
 import type { PodWorkerSync, PodWorkers, UpdatePodOptions } from '@kubelet-kit/pod-workers';
 import { afterEach, describe, expect, it } from 'vitest';

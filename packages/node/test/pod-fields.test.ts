@@ -1,14 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  type CachedPodStatus,
-  FakeClock,
-  type Pod,
-  type PodStatus,
-  type PodStatusCache,
-  type Runtime,
-} from '@kubelet-kit/core';
+import type { CachedPodStatus, Pod, PodStatus, PodStatusCache, Runtime } from '@kubelet-kit/core';
+import { FakeClock } from '@kubelet-kit/core/testing';
 import { BasicPodManager } from '@kubelet-kit/pod-manager';
 import type { UpdatePodOptions } from '@kubelet-kit/pod-workers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

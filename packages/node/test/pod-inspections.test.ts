@@ -1,4 +1,5 @@
-import { FakeClock, InMemoryLogger, type RuntimePodStatus } from '@kubelet-kit/core';
+import type { RuntimePodStatus } from '@kubelet-kit/core';
+import { FakeClock, InMemoryLogger } from '@kubelet-kit/core/testing';
 import { describe, expect, it } from 'vitest';
 import type { PlegView } from '../src/deps.js';
 import { PodInspections } from '../src/pod-inspections.js';

@@ -1,4 +1,5 @@
-import { FakeClock, InMemoryEventRecorder, InMemoryLogger, noopLogger } from '@kubelet-kit/core';
+import { noopLogger } from '@kubelet-kit/core';
+import { FakeClock, InMemoryEventRecorder, InMemoryLogger } from '@kubelet-kit/core/testing';
 import { PodConfig, type PodSource, type PodSourceSink } from '@kubelet-kit/pod-config';
 import { describe, expect, it } from 'vitest';
 import { createPodSources, podConfigView, sourceErrorLog } from '../src/pod-sources.js';

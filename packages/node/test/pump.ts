@@ -1,4 +1,4 @@
-import type { FakeClock } from '@kubelet-kit/core';
+import type { FakeClock } from '@kubelet-kit/core/testing';
 
 /** Whether file-system requests are still out on libuv's thread pool, or a child process runs. */
 function realIOPending(): boolean {

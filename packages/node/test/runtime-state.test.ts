@@ -1,4 +1,5 @@
-import { FakeClock, InMemoryLogger, type Runtime, type RuntimeCondition } from '@kubelet-kit/core';
+import type { Runtime, RuntimeCondition } from '@kubelet-kit/core';
+import { FakeClock, InMemoryLogger } from '@kubelet-kit/core/testing';
 import { InMemoryCriServer } from '@kubelet-kit/cri/testing';
 import { describe, expect, it } from 'vitest';
 import { KubeletMetrics } from '../src/metrics.js';

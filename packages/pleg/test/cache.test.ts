@@ -1,4 +1,4 @@
-import { FakeClock } from '@kubelet-kit/core';
+import { FakeClock } from '@kubelet-kit/core/testing';
 import { RuntimePodStatusCache } from '@kubelet-kit/pleg';
 import { describe, expect, it } from 'vitest';
 import { status } from './fake-runtime.js';

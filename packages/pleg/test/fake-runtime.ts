@@ -1,11 +1,7 @@
-import type {
-  Runtime,
-  RuntimeContainerState,
-  RuntimeGetPodStatusOptions,
-  RuntimePod,
-  RuntimePodStatus,
-  SandboxState,
-} from '@kubelet-kit/core';
+// What the tests' FakeRuntime (from @kubelet-kit/core/testing) serves: pods and statuses of
+// one runtime type in one namespace.
+
+import type { RuntimeContainerState, RuntimePod, RuntimePodStatus, SandboxState } from '@kubelet-kit/core';
 
 export const runtimeType = 'fooRuntime';
 
@@ -64,36 +60,4 @@ export function status(
     })),
     timestamp: 0,
   };
-}
-
-/** The two Runtime calls the PLEG makes, scripted by the test. */
-export class FakeRuntime implements Pick<Runtime, 'getPods' | 'getPodStatus'> {
-  pods: RuntimePod[] = [];
-  /** Status (or error) per pod UID; a pod without one gets a status built from its list entry. */
-  statuses = new Map<string, RuntimePodStatus | Error>();
-  listError: Error | undefined;
-  listCalls = 0;
-  statusCalls: string[] = [];
-  /** When set, getPods waits for it (to hold a relist in flight). */
-  gate: Promise<void> | undefined;
-
-  async getPods(all: boolean, signal?: AbortSignal): Promise<RuntimePod[]> {
-    if (!all) throw new Error('the PLEG must list all pods');
-    this.listCalls++;
-    if (this.gate) await this.gate;
-    signal?.throwIfAborted();
-    if (this.listError) throw this.listError;
-    return [...this.pods];
-  }
-
-  async getPodStatus(options: RuntimeGetPodStatusOptions): Promise<RuntimePodStatus> {
-    this.statusCalls.push(options.uid);
-    const s = this.statuses.get(options.uid);
-    if (s instanceof Error) throw s;
-    if (s) return s;
-    const p = this.pods.find((x) => x.id === options.uid);
-    return status(options.uid, {
-      containers: (p?.containers ?? []).map((c) => [c.id.id, c.state] as [string, RuntimeContainerState]),
-    });
-  }
 }

@@ -1,7 +1,7 @@
-import { FakeClock, InMemoryLogger } from '@kubelet-kit/core';
+import { FakeClock, FakeRuntime, InMemoryLogger } from '@kubelet-kit/core/testing';
 import { type EventChannel, GenericPLEG, type PodLifecycleEvent, type RelistResult } from '@kubelet-kit/pleg';
 import { describe, expect, it } from 'vitest';
-import { container, FakeRuntime, pod, status } from './fake-runtime.js';
+import { container, pod, status } from './fake-runtime.js';
 
 function setup(opts: { capacity?: number } = {}) {
   const runtime = new FakeRuntime();

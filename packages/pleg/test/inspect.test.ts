@@ -1,4 +1,4 @@
-import { FakeClock } from '@kubelet-kit/core';
+import { FakeClock, FakeRuntime } from '@kubelet-kit/core/testing';
 import {
   type EventChannel,
   GenericPLEG,
@@ -6,7 +6,7 @@ import {
   RuntimePodStatusCache,
 } from '@kubelet-kit/pleg';
 import { describe, expect, it } from 'vitest';
-import { container, FakeRuntime, pod, status } from './fake-runtime.js';
+import { container, pod, status } from './fake-runtime.js';
 
 function setup() {
   const runtime = new FakeRuntime();

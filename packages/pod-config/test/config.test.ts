@@ -3,12 +3,11 @@ import {
   ConfigFirstSeenAnnotationKey,
   ConfigMirrorAnnotationKey,
   ConfigSourceAnnotationKey,
-  FakeClock,
-  InMemoryEventRecorder,
   type Pod,
   type PodOperation,
   type PodUpdate,
 } from '@kubelet-kit/core';
+import { FakeClock, InMemoryEventRecorder } from '@kubelet-kit/core/testing';
 import { describe, expect, it } from 'vitest';
 import {
   PodConfig,

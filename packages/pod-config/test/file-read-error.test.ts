@@ -3,7 +3,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeClock, type PodUpdate } from '@kubelet-kit/core';
+import type { PodUpdate } from '@kubelet-kit/core';
+import { FakeClock } from '@kubelet-kit/core/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FileSource, PodConfig } from '../src/index.js';
 

@@ -1,7 +1,8 @@
 import { mkdir, mkdtemp, rename, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeClock, InMemoryEventRecorder, type PodUpdate } from '@kubelet-kit/core';
+import type { PodUpdate } from '@kubelet-kit/core';
+import { FakeClock, InMemoryEventRecorder } from '@kubelet-kit/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   FileSource,

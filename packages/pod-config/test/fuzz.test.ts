@@ -3,7 +3,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeClock, type PodUpdate } from '@kubelet-kit/core';
+import type { PodUpdate } from '@kubelet-kit/core';
+import { FakeClock } from '@kubelet-kit/core/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FakeClock, InMemoryEventRecorder, type PodUpdate } from '@kubelet-kit/core';
+import type { PodUpdate } from '@kubelet-kit/core';
+import { FakeClock, InMemoryEventRecorder } from '@kubelet-kit/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   HttpSource,

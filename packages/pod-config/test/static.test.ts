@@ -1,4 +1,5 @@
-import { InMemoryEventRecorder, type Pod, type PodUpdate } from '@kubelet-kit/core';
+import type { Pod, PodUpdate } from '@kubelet-kit/core';
+import { InMemoryEventRecorder } from '@kubelet-kit/core/testing';
 import { describe, expect, it } from 'vitest';
 import { PodConfig, PodValidationError, StaticPodSource } from '../src/index.js';
 

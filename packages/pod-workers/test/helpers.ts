@@ -1,4 +1,5 @@
-import { FakeClock, InMemoryEventRecorder, type Pod } from '@kubelet-kit/core';
+import type { Pod } from '@kubelet-kit/core';
+import { FakeClock, InMemoryEventRecorder } from '@kubelet-kit/core/testing';
 import { BasicPodWorkers, BasicWorkQueue } from '@kubelet-kit/pod-workers';
 import {
   drainWorkers,

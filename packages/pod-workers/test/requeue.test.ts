@@ -1,4 +1,5 @@
-import { ContainerReasons, FakeClock, NetworkNotReadyError, PodSyncError } from '@kubelet-kit/core';
+import { ContainerReasons, NetworkNotReadyError, PodSyncError } from '@kubelet-kit/core';
+import { FakeClock } from '@kubelet-kit/core/testing';
 import { BasicWorkQueue } from '@kubelet-kit/pod-workers';
 import { newNamedPod } from '@kubelet-kit/pod-workers/testing';
 import { describe, expect, test } from 'vitest';
@@ -301,7 +302,7 @@ test('pod worker duration: an update without a start time drops the pending one'
 });
 
 test('a failed sync is logged with the pod UID; a cancelled one is not an error', async () => {
-  const { InMemoryLogger } = await import('@kubelet-kit/core');
+  const { InMemoryLogger } = await import('@kubelet-kit/core/testing');
   const { BasicPodWorkers } = await import('@kubelet-kit/pod-workers');
   const { drainWorkers } = await import('@kubelet-kit/pod-workers/testing');
   const { untilAborted } = await import('./helpers.js');

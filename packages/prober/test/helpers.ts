@@ -1,16 +1,16 @@
-import {
-  type CommandRunner,
-  type Container,
-  type ContainerStatus,
-  type ExecResult,
-  FakeClock,
-  type Pod,
-  type PodStatus,
-  type PodStatusProvider,
-  type Probe,
-  type RunInContainerOptions,
+import type {
+  CommandRunner,
+  Container,
+  ContainerStatus,
+  ExecResult,
+  Pod,
+  PodStatus,
+  PodStatusProvider,
+  Probe,
+  RunInContainerOptions,
 } from '@kubelet-kit/core';
-import type { ProbeType } from '../src/types.js';
+import { FakeClock } from '@kubelet-kit/core/testing';
+import type { ProbeType } from '../src/index.js';
 
 export const podUid = 'pod-uid-1';
 export const containerName = 'app';

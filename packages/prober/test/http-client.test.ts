@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import net, { type AddressInfo, type Socket } from 'node:net';
-import { InMemoryEventRecorder, RealClock } from '@kubelet-kit/core';
+import { RealClock } from '@kubelet-kit/core';
+import { InMemoryEventRecorder } from '@kubelet-kit/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProbeError } from '../src/errors.js';
 import {

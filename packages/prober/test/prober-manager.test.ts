@@ -1,4 +1,5 @@
-import { InMemoryEventRecorder, type Pod, type PodStatus, type ProbeResultUpdate } from '@kubelet-kit/core';
+import type { Pod, PodStatus, ProbeResultUpdate } from '@kubelet-kit/core';
+import { InMemoryEventRecorder } from '@kubelet-kit/core/testing';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { DefaultProbeManager, type ProbeManagerOptions } from '../src/prober-manager.js';

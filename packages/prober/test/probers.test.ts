@@ -1,12 +1,7 @@
 import net, { type AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
-import {
-  CommandTimeoutError,
-  FakeClock,
-  InMemoryEventRecorder,
-  type Pod,
-  RealClock,
-} from '@kubelet-kit/core';
+import { CommandTimeoutError, type Pod, RealClock } from '@kubelet-kit/core';
+import { FakeClock, InMemoryEventRecorder } from '@kubelet-kit/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProbeError } from '../src/errors.js';
 import { execProbe, expandContainerCommandOnlyStatic, maxExecOutputLength } from '../src/probe/exec.js';

@@ -1,6 +1,7 @@
 // The README example, run as a test so it stays true.
 
-import { FakeClock, type Pod } from '@kubelet-kit/core';
+import type { Pod } from '@kubelet-kit/core';
+import { FakeClock } from '@kubelet-kit/core/testing';
 import { expect, it } from 'vitest';
 import {
   generatePodConditions,

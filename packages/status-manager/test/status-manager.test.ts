@@ -1,4 +1,5 @@
-import { FakeClock, InMemoryLogger, type Pod, type PodStatus } from '@kubelet-kit/core';
+import type { Pod, PodStatus } from '@kubelet-kit/core';
+import { FakeClock, InMemoryLogger } from '@kubelet-kit/core/testing';
 import { describe, expect, it } from 'vitest';
 import { formatRfc3339, newStatusManager, type StatusManagerOptions, type StatusSink } from '../src/index.js';
 import {

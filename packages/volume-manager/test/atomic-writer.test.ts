@@ -1,7 +1,7 @@
 import fsSync, { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { FakeClock } from '@kubelet-kit/core';
+import { FakeClock } from '@kubelet-kit/core/testing';
 import {
   AtomicWriter,
   AtomicWriterError,

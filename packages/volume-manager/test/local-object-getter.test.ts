@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { FakeClock } from '@kubelet-kit/core';
+import { FakeClock } from '@kubelet-kit/core/testing';
 import { LocalObjectGetter } from '@kubelet-kit/volume-manager';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from './helpers.js';

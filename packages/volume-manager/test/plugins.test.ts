@@ -1,7 +1,8 @@
 import { promises as fs } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { FakeClock, InMemoryLogger, type Pod, type Volume } from '@kubelet-kit/core';
+import type { Pod, Volume } from '@kubelet-kit/core';
+import { FakeClock, InMemoryLogger } from '@kubelet-kit/core/testing';
 import {
   ConfigMapPlugin,
   checkHostPathType,

@@ -2,7 +2,8 @@
 // get differently; each test names the upstream function it follows.
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { FakeClock, InMemoryLogger, type Pod, type Volume } from '@kubelet-kit/core';
+import type { Pod, Volume } from '@kubelet-kit/core';
+import { FakeClock, InMemoryLogger } from '@kubelet-kit/core/testing';
 import {
   AtomicWriter,
   AtomicWriterError,

@@ -4,7 +4,8 @@
 import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { FakeClock, InMemoryLogger, type Pod, type Volume } from '@kubelet-kit/core';
+import type { Pod, Volume } from '@kubelet-kit/core';
+import { FakeClock, InMemoryLogger } from '@kubelet-kit/core/testing';
 import {
   ConfigMapPlugin,
   DownwardAPIPlugin,

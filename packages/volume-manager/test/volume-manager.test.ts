@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { FakeClock, InMemoryEventRecorder, type Pod } from '@kubelet-kit/core';
+import type { Pod } from '@kubelet-kit/core';
+import { advanceUntil, FakeClock, InMemoryEventRecorder } from '@kubelet-kit/core/testing';
 import {
   BasicVolumeManager,
   type Mounter,
@@ -10,7 +11,7 @@ import {
 } from '@kubelet-kit/volume-manager';
 import { FakeMounter, FakeObjectGetter } from '@kubelet-kit/volume-manager/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makePod, readText, tempDir, track, until } from './helpers.js';
+import { makePod, readText, tempDir, track } from './helpers.js';
 
 let root: string;
 let clock: FakeClock;
@@ -62,7 +63,7 @@ function appPod(uid = 'uid-1'): Pod {
 /** Runs `wait` to completion while the fake clock moves. */
 async function settle<T>(promise: Promise<T>): Promise<T> {
   const t = track(promise);
-  await until(clock, () => t.done);
+  await advanceUntil(clock, () => t.done);
   return promise;
 }
 
@@ -83,7 +84,7 @@ beforeEach(async () => {
 afterEach(async () => {
   for (const vm of managers.splice(0)) {
     const stopped = track(vm.stop());
-    await until(clock, () => stopped.done);
+    await advanceUntil(clock, () => stopped.done);
   }
   await fs.rm(root, { recursive: true, force: true });
 });
@@ -123,7 +124,7 @@ describe('BasicVolumeManager: mount and wait', () => {
     vm.start();
     await vm.waitForAttachAndMount(makePod({ uid: 'none' }));
     pods = [appPod('late')];
-    await until(clock, () => vm.getMountedVolumesForPod('late').size === 5);
+    await advanceUntil(clock, () => vm.getMountedVolumesForPod('late').size === 5);
   });
 
   it('times out after 2 min 3 s listing the unmounted volumes and their last error', async () => {
@@ -140,10 +141,10 @@ describe('BasicVolumeManager: mount and wait', () => {
     vm.start();
     const started = clock.now();
     const wait = track(vm.waitForAttachAndMount(pods[0]!));
-    await until(clock, () => vm.getMountedVolumesForPod('uid-1').has('ok'));
+    await advanceUntil(clock, () => vm.getMountedVolumesForPod('uid-1').has('ok'));
     await clock.tick(Math.max(0, started + 122_000 - clock.now()));
     expect(wait.done).toBe(false);
-    await until(clock, () => wait.done, 500);
+    await advanceUntil(clock, () => wait.done, { step: 500 });
     expect(clock.now() - started).toBeGreaterThanOrEqual(123_000);
     expect(clock.now() - started).toBeLessThan(130_000);
     const err = wait.error as VolumeMountTimeoutError;
@@ -171,7 +172,7 @@ describe('BasicVolumeManager: mount and wait', () => {
     const vm = newManager();
     vm.start();
     const wait = track(vm.waitForAttachAndMount(pods[0]!));
-    await until(clock, () => getter.reads >= 1, 10);
+    await advanceUntil(clock, () => getter.reads >= 1, { step: 10 });
     const start = clock.now();
     const readTimes: number[] = [];
     let last = getter.reads;
@@ -191,7 +192,7 @@ describe('BasicVolumeManager: mount and wait', () => {
     expect(gaps[2]).toBeGreaterThanOrEqual(2000);
     expect(gaps[3]).toBeGreaterThanOrEqual(4000);
     getter.setConfigMap({ metadata: { name: 'later', namespace: 'ns' }, data: { a: 'b' } });
-    await until(clock, () => wait.done);
+    await advanceUntil(clock, () => wait.done);
     expect(wait.error).toBeUndefined();
     expect(vm.getVolumeErrors('uid-1').size).toBe(0);
   });
@@ -204,7 +205,7 @@ describe('BasicVolumeManager: mount and wait', () => {
     const wait = track(vm.waitForAttachAndMount(pods[0]!, { signal: ac.signal }));
     await clock.tick(1000);
     ac.abort(new Error('pod sync cancelled'));
-    await until(clock, () => wait.done, 10);
+    await advanceUntil(clock, () => wait.done, { step: 10 });
     expect((wait.error as Error).message).toBe('pod sync cancelled');
   });
 
@@ -243,8 +244,8 @@ describe('BasicVolumeManager: re-projection', () => {
     expect(await readText(config)).toBe('v1');
 
     await settle(vm.waitForAttachAndMount(relabelled));
-    await until(clock, async () => (await readText(config)) === 'v2');
-    await until(clock, async () => (await readText(labels)) === 'app="web"\nversion="2"');
+    await advanceUntil(clock, async () => (await readText(config)) === 'v2');
+    await advanceUntil(clock, async () => (await readText(labels)) === 'app="web"\nversion="2"');
     expect(await readText(token)).toBe('rotated');
     // Re-projection never mounts a tmpfs twice.
     expect(mounter.calls.filter((c) => c.startsWith('mount'))).toHaveLength(3);
@@ -336,7 +337,7 @@ describe('BasicVolumeManager: restart', () => {
     const second = newManager();
     expect(second.reconcilerStatesHasBeenSynced()).toBe(false);
     second.start();
-    await until(clock, () => second.reconcilerStatesHasBeenSynced());
+    await advanceUntil(clock, () => second.reconcilerStatesHasBeenSynced());
     expect([...second.getMountedVolumesForPod('uid-1').keys()].sort()).toEqual([
       'cache',
       'config',
@@ -347,7 +348,7 @@ describe('BasicVolumeManager: restart', () => {
     await settle(second.waitForAttachAndMount(pods[0]!));
     expect(await readText(path.join(scratch, 'work'))).toBe('in progress');
     // API data volumes are re-projected after the restart.
-    await until(
+    await advanceUntil(
       clock,
       async () =>
         (await readText(path.join(volDir('uid-1', 'kubernetes.io~configmap', 'config'), 'k.txt'))) ===
@@ -368,12 +369,12 @@ describe('BasicVolumeManager: restart', () => {
     let ready = false;
     const second = newManager({ sourcesReady: () => ready });
     second.start();
-    await until(clock, () => second.reconcilerStatesHasBeenSynced());
+    await advanceUntil(clock, () => second.reconcilerStatesHasBeenSynced());
     await clock.tick(3000);
     expect(second.getMountedVolumesForPod('stale').size).toBe(5);
     ready = true;
-    await until(clock, () => second.getMountedVolumesForPod('stale').size === 0);
-    await until(clock, async () =>
+    await advanceUntil(clock, () => second.getMountedVolumesForPod('stale').size === 0);
+    await advanceUntil(clock, async () =>
       fs.stat(path.join(root, 'pods', 'stale', 'volumes')).then(
         () => false,
         () => true,
@@ -404,7 +405,7 @@ describe('BasicVolumeManager: restart', () => {
       },
     });
     second.start();
-    await until(clock, () => second.reconcilerStatesHasBeenSynced());
+    await advanceUntil(clock, () => second.reconcilerStatesHasBeenSynced());
     await clock.tick(3000);
     pods = [appPod('adopted')];
     await settle(second.waitForAttachAndMount(pods[0]!));
@@ -436,11 +437,11 @@ describe('BasicVolumeManager: restart', () => {
     try {
       first.start();
       const wait = track(first.waitForAttachAndMount(pods[0]!));
-      await until(clock, () => wait.done || first.getVolumeErrors('tmpfs-pod').size > 0, 10);
+      await advanceUntil(clock, () => wait.done || first.getVolumeErrors('tmpfs-pod').size > 0, { step: 10 });
       const err = first.getVolumeErrors('tmpfs-pod').get('mem');
       if (err && /permission|not permitted|superuser/i.test(err))
         ctx.skip(true, `tmpfs needs privileges: ${err}`);
-      await until(clock, () => first.getMountedVolumesForPod('tmpfs-pod').size === 1, 10);
+      await advanceUntil(clock, () => first.getMountedVolumesForPod('tmpfs-pod').size === 1, { step: 10 });
       await fs.writeFile(path.join(dir, 'kept'), 'yes');
       await first.stop();
 
@@ -520,7 +521,7 @@ describe('BasicVolumeManager: only volumes containers use (GetPodVolumeNames)', 
     const vm = newManager();
     vm.start();
     const wait = track(vm.waitForAttachAndMount(pods[0]!));
-    await until(clock, () => wait.done, 1000, 200);
+    await advanceUntil(clock, () => wait.done, { step: 1000, limit: 200 });
     const err = wait.error as VolumeMountTimeoutError;
     expect(err.message).toContain(
       'unmounted volumes=[alpha nfs zeta], unattached volumes=[alpha nfs zeta], failed to process volumes=[nfs]: timed out waiting for the condition',

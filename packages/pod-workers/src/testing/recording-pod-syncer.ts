@@ -1,4 +1,5 @@
-import type { FakeClock, Pod, RuntimePod, RuntimePodStatus, SyncPodType } from '@kubelet-kit/core';
+import type { Pod, RuntimePod, RuntimePodStatus, SyncPodType } from '@kubelet-kit/core';
+import type { FakeClock } from '@kubelet-kit/core/testing';
 import type { PodStatusFunc, PodSyncContext, PodSyncer, SyncPodResult } from '../types.js';
 
 /** Which syncer method a {@link SyncCall} was. @public */
