@@ -1,11 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RuntimeClass, RuntimeClassGetter } from '@kubelet-kit/core';
-import { FakeClock } from '@kubelet-kit/core/testing';
+import { advanceUntil, FakeClock } from '@kubelet-kit/core/testing';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiserverRuntimeClassList } from '../src/index.js';
-import { pump } from './pump.js';
 
 // The API-server RuntimeClass getter against a local HTTP server speaking the list/watch
 // protocol of /apis/node.k8s.io/v1/runtimeclasses. (No real API server runs on these machines.)
@@ -110,7 +109,7 @@ describe('ApiserverRuntimeClassList', () => {
     expect(list.getRuntimeClass('gvisor')).toBeUndefined();
     expect(list.getRuntimeClass('local-only')).toBeUndefined();
     list.start();
-    await pump(clock, () => list?.synced);
+    await advanceUntil(clock, () => list?.synced);
     expect(list.getRuntimeClass('gvisor')).toMatchObject({
       apiVersion: 'node.k8s.io/v1',
       kind: 'RuntimeClass',
@@ -123,36 +122,36 @@ describe('ApiserverRuntimeClassList', () => {
     expect(list.getRuntimeClass('x')).toBeUndefined();
     expect(list.names).toEqual(['gvisor', 'shared']);
     // The watch starts from the list's resourceVersion.
-    await pump(clock, () => api.state.watches.length > 0);
+    await advanceUntil(clock, () => api.state.watches.length > 0);
     expect(api.state.watches[0]?.searchParams.get('resourceVersion')).toBe('10');
   });
 
   it('follows added, modified and deleted classes from the watch', async () => {
     list = new ApiserverRuntimeClassList({ kubeConfig: kc, clock });
     list.start();
-    await pump(clock, () => api.state.watchers.length > 0);
+    await advanceUntil(clock, () => api.state.watchers.length > 0);
     api.send('ADDED', rc('kata', 'kata-qemu', '11'));
-    await pump(clock, () => list?.getRuntimeClass('kata'));
+    await advanceUntil(clock, () => list?.getRuntimeClass('kata'));
     expect(list.getRuntimeClass('kata')?.handler).toBe('kata-qemu');
     api.send('MODIFIED', rc('gvisor', 'runsc-debug', '12'));
-    await pump(clock, () => list?.getRuntimeClass('gvisor')?.handler === 'runsc-debug');
+    await advanceUntil(clock, () => list?.getRuntimeClass('gvisor')?.handler === 'runsc-debug');
     api.send('DELETED', rc('shared', 'from-api', '13'));
-    await pump(clock, () => list?.getRuntimeClass('shared') === undefined);
+    await advanceUntil(clock, () => list?.getRuntimeClass('shared') === undefined);
     expect(list.names).toEqual(['gvisor', 'kata']);
   });
 
   it('relists after a 410 Gone on the watch', async () => {
     list = new ApiserverRuntimeClassList({ kubeConfig: kc, clock });
     list.start();
-    await pump(clock, () => api.state.watchers.length > 0);
+    await advanceUntil(clock, () => api.state.watchers.length > 0);
     api.state.classes = [rc('fresh', 'runc')];
     api.state.rv = 20;
     api.send('ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' });
-    await pump(clock, () => list?.getRuntimeClass('fresh'));
+    await advanceUntil(clock, () => list?.getRuntimeClass('fresh'));
     expect(list.getRuntimeClass('gvisor')).toBeUndefined();
     expect(list.stats().expired).toBe(1);
     expect(api.state.lists).toHaveLength(2);
-    await pump(clock, () => api.state.watches.length > 1);
+    await advanceUntil(clock, () => api.state.watches.length > 1);
     expect(api.state.watches[1]?.searchParams.get('resourceVersion')).toBe('20');
   });
 
@@ -166,12 +165,12 @@ describe('ApiserverRuntimeClassList', () => {
       onError: (e) => errors.push(e.message),
     });
     list.start();
-    await pump(clock, () => api.state.lists.length >= 1 && errors.length >= 1);
+    await advanceUntil(clock, () => api.state.lists.length >= 1 && errors.length >= 1);
     expect(list.synced).toBe(false);
     expect(list.getRuntimeClass('gvisor')).toBeUndefined();
     expect(errors[0]).toMatch(/^listing RuntimeClasses failed/);
     const firstFailure = clock.now();
-    await pump(clock, () => list?.synced, 100);
+    await advanceUntil(clock, () => list?.synced, { step: 100 });
     expect(list.getRuntimeClass('gvisor')?.handler).toBe('runsc');
     expect(list.stats().listErrors).toBe(2);
     // 800 ms, then 1600 ms, before the third list.
@@ -181,7 +180,7 @@ describe('ApiserverRuntimeClassList', () => {
   it('stop ends the watch and the loop', async () => {
     list = new ApiserverRuntimeClassList({ kubeConfig: kc, clock });
     list.start();
-    await pump(clock, () => api.state.watchers.length > 0);
+    await advanceUntil(clock, () => api.state.watchers.length > 0);
     const watcher = api.state.watchers[0];
     const closed = new Promise<void>((r) => watcher?.on('close', () => r()));
     await list.stop();

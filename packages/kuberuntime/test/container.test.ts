@@ -12,6 +12,7 @@ import {
   type RuntimeContainerStatus,
   type RuntimePodStatus,
 } from '@kubelet-kit/core';
+import { advanceUntil, settleRealIO } from '@kubelet-kit/core/testing';
 import { ContainerState, type ContainerStatus as CriContainerStatus, CriError } from '@kubelet-kit/cri';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -44,10 +45,15 @@ async function drive<T>(p: Promise<T>, stepMs = 100, maxSteps = 2000): Promise<T
     () => (settled = true),
     () => (settled = true),
   );
-  for (let i = 0; i < maxSteps && !settled; i++) {
-    for (let j = 0; j < 5 && !settled; j++) await new Promise((r) => setImmediate(r));
-    if (!settled) await h.clock.tick(stepMs);
-  }
+  // The I/O turns come before each look, so a call is under way before fake time first moves.
+  await advanceUntil(
+    h.clock,
+    async () => {
+      await settleRealIO();
+      return settled;
+    },
+    { step: stepMs, limit: maxSteps },
+  );
   return p;
 }
 
