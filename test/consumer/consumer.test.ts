@@ -211,10 +211,13 @@ describe('consumer of the packed packages', () => {
     for (const s of specifiers) expect(entries[s], s).toBeGreaterThan(0);
     const core = await sh(
       process.execPath,
-      ['-e', 'console.log(typeof require("@kubelet-kit/core").FakeClock)'],
+      [
+        '-e',
+        'console.log(typeof require("@kubelet-kit/core").Backoff, typeof require("@kubelet-kit/core/testing").FakeClock)',
+      ],
       full,
     );
-    expect(core.trim()).toBe('function');
+    expect(core.trim()).toBe('function function');
   });
 
   it('reads a manifest directory with pod-config alone', async () => {
