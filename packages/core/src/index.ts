@@ -83,7 +83,7 @@ export type {
 } from 'kubernetes-types/node/v1.js';
 export { Backoff, type BackoffOptions, jitter } from './backoff.js';
 export { type Clock, RealClock, type Timer } from './clock.js';
-export { NetworkNotReadyError } from './errors.js';
+export { CodedError, NetworkNotReadyError } from './errors.js';
 export { type EventObjectRef, type EventRecorder, type EventType, noopEventRecorder } from './events.js';
 export type { IntOrString } from './k8s.js';
 export { type LogFn, type Logger, noopLogger } from './logger.js';

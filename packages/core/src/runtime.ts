@@ -1,5 +1,6 @@
 import type { Pod, Secret } from 'kubernetes-types/core/v1.js';
 import type { Backoff } from './backoff.js';
+import { CodedError } from './errors.js';
 
 // The runtime-neutral model of what runs on the node (upstream `pkg/kubelet/container`), so the
 // managers above the runtime never see CRI types.
@@ -300,11 +301,9 @@ export interface ExecResult {
 }
 
 /** Thrown by a {@link CommandRunner} when the command did not finish within its timeout. @public */
-export class CommandTimeoutError extends Error {
-  readonly code = 'CommandTimeout';
+export class CommandTimeoutError extends CodedError<'CommandTimeout'> {
   constructor(message: string) {
-    super(message);
-    this.name = 'CommandTimeoutError';
+    super('CommandTimeoutError', 'CommandTimeout', message);
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NetworkNotReadyError } from '../src/index.js';
+import { CodedError, NetworkNotReadyError } from '../src/index.js';
 
 describe('NetworkNotReadyError', () => {
   it("is an Error with upstream's text and a code to switch on", () => {
@@ -14,5 +14,17 @@ describe('NetworkNotReadyError', () => {
     expect(new NetworkNotReadyError().message).toBe(
       'network is not ready: container runtime network not ready',
     );
+  });
+});
+
+describe('CodedError', () => {
+  it('carries its name, code, message and cause', () => {
+    const cause = new Error('root');
+    const err = new CodedError('SomeError', 'Some', 'went wrong', { cause });
+    expect(err).toBeInstanceOf(Error);
+    expect(err.name).toBe('SomeError');
+    expect(err.code).toBe('Some');
+    expect(err.message).toBe('went wrong');
+    expect(err.cause).toBe(cause);
   });
 });

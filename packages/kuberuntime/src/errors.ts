@@ -1,3 +1,4 @@
+import { CodedError } from '@kubelet-kit/core';
 import { CriError } from '@kubelet-kit/cri';
 
 // Errors with upstream's reason strings as `code`, so callers can switch on them.
@@ -21,21 +22,16 @@ export type KubeRuntimeErrorCode =
   | 'ConfigPodSandboxError';
 
 /** A failed step of a sync: `code` is upstream's reason, `message` the detail shown to users. @public */
-export class KubeRuntimeError extends Error {
-  readonly code: KubeRuntimeErrorCode;
+export class KubeRuntimeError extends CodedError<KubeRuntimeErrorCode> {
   constructor(code: KubeRuntimeErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'KubeRuntimeError';
-    this.code = code;
+    super('KubeRuntimeError', code, message, options);
   }
 }
 
 /** Thrown when a container config cannot be built; upstream's CreateContainerConfigError. */
-export class ContainerConfigError extends Error {
-  readonly code = 'CreateContainerConfigError';
+export class ContainerConfigError extends CodedError<'CreateContainerConfigError'> {
   constructor(message: string) {
-    super(message);
-    this.name = 'ContainerConfigError';
+    super('ContainerConfigError', 'CreateContainerConfigError', message);
   }
 }
 

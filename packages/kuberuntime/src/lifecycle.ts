@@ -1,13 +1,14 @@
 import http from 'node:http';
 import https from 'node:https';
-import type {
-  Clock,
-  CommandRunner,
-  Container,
-  ContainerID,
-  IntOrString,
-  LifecycleHandler,
-  Pod,
+import {
+  type Clock,
+  CodedError,
+  type CommandRunner,
+  type Container,
+  type ContainerID,
+  type IntOrString,
+  type LifecycleHandler,
+  type Pod,
 } from '@kubelet-kit/core';
 import { errorMessage } from './errors.js';
 
@@ -15,11 +16,9 @@ import { errorMessage } from './errors.js';
 // runtime, httpGet against the pod IP, sleep.
 
 /** Thrown when a hook fails; `message` is what upstream reports. */
-export class LifecycleHookError extends Error {
-  readonly code = 'LifecycleHookError';
+export class LifecycleHookError extends CodedError<'LifecycleHookError'> {
   constructor(message: string) {
-    super(message);
-    this.name = 'LifecycleHookError';
+    super('LifecycleHookError', 'LifecycleHookError', message);
   }
 }
 

@@ -1,5 +1,4 @@
-import { type Clock, type EventRecorder, type Pod, podEventReference } from '@kubelet-kit/core';
-import { CodedError } from './coded-error.js';
+import { type Clock, CodedError, type EventRecorder, type Pod, podEventReference } from '@kubelet-kit/core';
 import type { PodStatusFunc, PodWorkers } from './types.js';
 
 /** The kill did not complete within the grace period × 1.5 (at least 10 s). */

@@ -1,6 +1,7 @@
 import {
   buildPodFullName,
   type Clock,
+  CodedError,
   type EventRecorder,
   isStaticPod,
   jitter,
@@ -14,7 +15,6 @@ import {
   type RuntimePod,
   type RuntimePodStatus,
 } from '@kubelet-kit/core';
-import { CodedError } from './coded-error.js';
 import { SyncCancellation } from './sync-cancellation.js';
 import { SyncLimiter } from './sync-limiter.js';
 import type {

@@ -1,3 +1,5 @@
+import { CodedError } from '@kubelet-kit/core';
+
 /** Codes of {@link ProbeError}. @public */
 export type ProbeErrorCode = 'InvalidPort' | 'MissingProbeHandler' | 'ProbeError';
 
@@ -7,11 +9,8 @@ export type ProbeErrorCode = 'InvalidPort' | 'MissingProbeHandler' | 'ProbeError
  * the probe errored.
  * @public
  */
-export class ProbeError extends Error {
-  readonly code: ProbeErrorCode;
+export class ProbeError extends CodedError<ProbeErrorCode> {
   constructor(code: ProbeErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'ProbeError';
-    this.code = code;
+    super('ProbeError', code, message, options);
   }
 }

@@ -1,5 +1,13 @@
 import path from 'node:path';
-import type { Clock, Logger, NodeAllocatable, ObjectGetter, Pod, Volume } from '@kubelet-kit/core';
+import {
+  type Clock,
+  CodedError,
+  type Logger,
+  type NodeAllocatable,
+  type ObjectGetter,
+  type Pod,
+  type Volume,
+} from '@kubelet-kit/core';
 import type { Mounter } from './mount.js';
 
 /**
@@ -140,11 +148,8 @@ export function podVolumeDir(
  *
  * @public
  */
-export class VolumeSetUpError extends Error {
-  readonly code: string;
+export class VolumeSetUpError extends CodedError<string> {
   constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'VolumeSetUpError';
-    this.code = code;
+    super('VolumeSetUpError', code, message, options);
   }
 }
