@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { CachedPodStatus, Pod, PodStatus, PodStatusCache, Runtime } from '@kubelet-kit/core';
+import type { Pod, PodStatus, PodStatusCache, Runtime } from '@kubelet-kit/core';
 import { FakeClock } from '@kubelet-kit/core/testing';
 import { BasicPodManager } from '@kubelet-kit/pod-manager';
 import type { UpdatePodOptions } from '@kubelet-kit/pod-workers';
@@ -10,6 +10,7 @@ import type { PlegView, PodConfigView, ProbeManagerView, StatusManagerView } fro
 import { Kubelet } from '../src/kubelet.js';
 import { admitPodFeatures, appArmorHostError, type PodFeatureSupport } from '../src/pod-feature-admission.js';
 import { loadRuntimeClasses } from '../src/runtime-classes.js';
+import { emptyStatus } from './kubelet-harness.js';
 
 // RuntimeClasses from files, and the admission of AppArmor and supplementalGroupsPolicy.
 
@@ -191,19 +192,6 @@ describe('admitPodFeatures', () => {
 });
 
 describe('Kubelet admission', () => {
-  const emptyStatus: CachedPodStatus = {
-    status: {
-      id: '',
-      name: '',
-      namespace: '',
-      ips: [],
-      sandboxStatuses: [],
-      containerStatuses: [],
-      timestamp: 0,
-    },
-    error: undefined,
-    modified: 0,
-  };
   const podCache: PodStatusCache = { get: () => emptyStatus, getNewerThan: async () => emptyStatus };
 
   function kubelet(podFeatures?: PodFeatureSupport) {
