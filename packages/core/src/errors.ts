@@ -2,7 +2,7 @@
  * An error whose `code` is upstream's reason string, which a caller switches on. The base of the
  * managers' error classes, so they share one shape.
  *
- * @internal
+ * @public
  */
 export class CodedError<Code extends string> extends Error {
   /** A code a caller can switch on. */
