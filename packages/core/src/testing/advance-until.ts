@@ -45,9 +45,15 @@ export async function advanceUntil<T>(
   throw lastError ?? new Error(`condition not reached after ${limit} steps of ${step} ms`);
 }
 
-/** Whether file-system requests are out on libuv's thread pool, or a child process runs. */
+/**
+ * Whether file-system requests are out on libuv's thread pool, or a child process runs. A
+ * `FileHandle` being closed shows as `CloseReq`, not `FSReq*`: missing it let fake time run on
+ * between a write's close and the next read.
+ */
 function realIOPending(): boolean {
-  return process.getActiveResourcesInfo().some((r) => r.startsWith('FSReq') || r === 'ProcessWrap');
+  return process
+    .getActiveResourcesInfo()
+    .some((r) => r.startsWith('FSReq') || r === 'CloseReq' || r === 'ProcessWrap');
 }
 
 /**
