@@ -184,6 +184,11 @@ export function getPodDNSType(pod: Pod): PodDNSType {
   throw new Error(`invalid DNSPolicy=${policy}`);
 }
 
+/** An IP as Go's net.IP String() writes it (IPv6 lower-cased and compressed). */
+function canonicalIP(ip: string): string {
+  return net.isIPv6(ip) ? new URL(`http://[${ip}]/`).hostname.slice(1, -1) : ip;
+}
+
 /** `name_namespace(uid)`, as upstream's format.Pod. */
 function formatPod(pod: Pod): string {
   const m = pod.metadata ?? {};
@@ -206,15 +211,17 @@ export class DNSConfigurer {
   readonly resolverConfig: string;
 
   constructor(options: DNSConfigurerOptions = {}) {
-    for (const ip of options.clusterDNS ?? []) {
-      if (net.isIP(ip) === 0)
-        throw new TypeError(`clusterDNS: ${JSON.stringify(ip)} is not a valid IP address`);
-    }
     this.#recorder = options.recorder ?? noopEventRecorder;
     this.#logger = options.logger ?? noopLogger;
     this.#nodeRef = { kind: 'Node', name: options.nodeName ?? '' };
     this.#nodeIPs = options.nodeIPs ?? [];
-    this.#clusterDNS = [...(options.clusterDNS ?? [])];
+    // As upstream's NewMainKubelet: an entry that is not an IP is logged and left out.
+    const clusterDNS: string[] = [];
+    for (const ip of options.clusterDNS ?? []) {
+      if (net.isIP(ip) === 0) this.#logger.info({ IP: ip }, 'Invalid clusterDNS IP');
+      else clusterDNS.push(canonicalIP(ip));
+    }
+    this.#clusterDNS = clusterDNS;
     this.clusterDomain = options.clusterDomain ?? '';
     this.resolverConfig = options.resolvConf ?? '/etc/resolv.conf';
   }

@@ -458,10 +458,12 @@ describe('GetPodDNS beyond upstream’s tables', () => {
     expect(() => bad.c.getPodDNS(testPod())).toThrow('nameserver list is empty');
   });
 
-  it('refuses a cluster DNS entry that is not an IP', () => {
-    expect(() => new DNSConfigurer({ clusterDNS: ['10.0.0.1', 'dns.local'] })).toThrow(
-      'clusterDNS: "dns.local" is not a valid IP address',
-    );
+  it('leaves out a cluster DNS entry that is not an IP, as upstream, and writes IPv6 as Go does', () => {
+    const { c } = configurer({
+      clusterDNS: ['10.0.0.1', 'dns.local', 'FD00:0:0::A'],
+      clusterDomain: 'c.local',
+    });
+    expect(c.getPodDNS(testPod()).servers).toEqual(['10.0.0.1', 'fd00::a']);
   });
 
   it('reaches the sandbox config, whose sandbox fails on a bad resolv.conf', () => {
