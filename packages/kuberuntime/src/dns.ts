@@ -112,16 +112,18 @@ export function readResolvConf(file: string): ResolvConf {
     throw new Error(openErrorMessage(file, err), { cause: err });
   }
   try {
-    const buf = Buffer.alloc(Math.min(fs.fstatSync(fd).size, maxResolvConfLength) + 1);
-    let n = 0;
+    // Read to the end (a size from stat may be 0 for special files), at most the limit.
+    const chunks: Buffer[] = [];
+    let total = 0;
     for (;;) {
-      const r = fs.readSync(fd, buf, n, buf.length - n, null);
+      const chunk = Buffer.allocUnsafe(64 * 1024);
+      const r = fs.readSync(fd, chunk, 0, chunk.length, null);
       if (r === 0) break;
-      n += r;
-      if (n > maxResolvConfLength) throw new Error('the read limit is reached');
-      if (n === buf.length) break;
+      total += r;
+      if (total > maxResolvConfLength) throw new Error('the read limit is reached');
+      chunks.push(chunk.subarray(0, r));
     }
-    text = buf.subarray(0, n).toString('utf8');
+    text = Buffer.concat(chunks).toString('utf8');
   } catch (err) {
     throw new Error(`read ${file}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   } finally {

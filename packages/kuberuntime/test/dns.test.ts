@@ -456,6 +456,15 @@ describe('GetPodDNS beyond upstream’s tables', () => {
     );
     const bad = configurer({ resolvConf: resolvConfFile('nameserver\n') });
     expect(() => bad.c.getPodDNS(testPod())).toThrow('nameserver list is empty');
+    // Upstream reads at most 10 MiB.
+    const huge = resolvConfFile(`nameserver 1.1.1.1\n${'#'.repeat(10 << 20)}\n`);
+    expect(() => configurer({ resolvConf: huge }).c.getPodDNS(testPod())).toThrow(
+      'the read limit is reached',
+    );
+    const fits = resolvConfFile(`nameserver 1.1.1.1\n${'#'.repeat((10 << 20) - 40)}\n`);
+    expect(
+      configurer({ resolvConf: fits }).c.getPodDNS(testPod({ containers: [], dnsPolicy: 'Default' })).servers,
+    ).toEqual(['1.1.1.1']);
   });
 
   it('leaves out a cluster DNS entry that is not an IP, as upstream, and writes IPv6 as Go does', () => {
