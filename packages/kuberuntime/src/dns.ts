@@ -11,6 +11,7 @@ import {
   podEventReference,
 } from '@kubelet-kit/core';
 import type { DNSConfig } from '@kubelet-kit/cri';
+import { podDesc } from './helpers.js';
 
 // The pod's resolver configuration (upstream `pkg/kubelet/network/dns/dns.go`, the Configurer):
 // the node's resolv.conf as the base, the pod's dnsPolicy choosing what replaces it, the pod's
@@ -191,12 +192,6 @@ function canonicalIP(ip: string): string {
   return net.isIPv6(ip) ? new URL(`http://[${ip}]/`).hostname.slice(1, -1) : ip;
 }
 
-/** `name_namespace(uid)`, as upstream's format.Pod. */
-function formatPod(pod: Pod): string {
-  const m = pod.metadata ?? {};
-  return `${m.name ?? ''}_${m.namespace ?? ''}(${m.uid ?? ''})`;
-}
-
 /**
  * Sets up the resolver configuration of pod sandboxes (upstream `dns.Configurer`).
  * @internal
@@ -265,7 +260,7 @@ export class DNSConfigurer {
     if (exceeded) {
       const message = `Search Line limits were exceeded, some search paths have been omitted, the applied search line is: ${search.join(' ')}`;
       this.#recorder.event(podEventReference(pod), 'Warning', 'DNSConfigForming', message);
-      this.#logger.error({ pod: formatPod(pod) }, `Search Line limits exceeded: ${message}`);
+      this.#logger.error({ pod: podDesc(pod) }, `Search Line limits exceeded: ${message}`);
     }
     return search;
   }
@@ -276,7 +271,7 @@ export class DNSConfigurer {
     const kept = nameservers.slice(0, MaxDNSNameservers);
     const message = `Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: ${kept.join(' ')}`;
     this.#recorder.event(podEventReference(pod), 'Warning', 'DNSConfigForming', message);
-    this.#logger.error({ pod: formatPod(pod) }, `Nameserver limits exceeded: ${message}`);
+    this.#logger.error({ pod: podDesc(pod) }, `Nameserver limits exceeded: ${message}`);
     return kept;
   }
 
@@ -299,7 +294,7 @@ export class DNSConfigurer {
       type = getPodDNSType(pod);
     } catch (err) {
       this.#logger.error(
-        { err, pod: formatPod(pod) },
+        { err, pod: podDesc(pod) },
         'Failed to get DNS type for pod. Falling back to DNSClusterFirst policy.',
       );
       type = 'cluster';
@@ -322,7 +317,7 @@ export class DNSConfigurer {
           podEventReference(pod),
           'Warning',
           'MissingClusterDNS',
-          `pod: ${JSON.stringify(formatPod(pod))}. ${msg}`,
+          `pod: ${JSON.stringify(podDesc(pod))}. ${msg}`,
         );
       }
       if (this.resolverConfig === '') {
