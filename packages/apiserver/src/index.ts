@@ -1,7 +1,8 @@
 /**
  * Every adapter of kubelet-kit to a Kubernetes API server, over `@kubernetes/client-node`: the
- * pod source, the status sink, the ConfigMap and Secret getter, the mirror pod client and the
- * RuntimeClass getter. The managers know no API server; this package plugs them into one.
+ * pod source, the status sink, the ConfigMap and Secret getter, the mirror pod client, the
+ * RuntimeClass getter and the Service lister. The managers know no API server; this package
+ * plugs them into one.
  *
  * @packageDocumentation
  */
@@ -18,6 +19,11 @@ export {
   type ApiserverRuntimeClassListOptions,
   type ApiserverRuntimeClassListStats,
 } from './runtime-classes.js';
+export {
+  ApiserverServiceLister,
+  type ApiserverServiceListerOptions,
+  type ApiserverServiceListerStats,
+} from './service-lister.js';
 export {
   ApiserverStatusSink,
   type ApiserverStatusSinkOptions,

@@ -63,7 +63,10 @@ export type {
   SecretProjection,
   SecretVolumeSource,
   SecurityContext,
+  Service,
   ServiceAccountTokenProjection,
+  ServicePort,
+  ServiceSpec,
   SleepAction,
   TCPSocketAction,
   Toleration,
@@ -172,3 +175,4 @@ export {
   type SyncAction,
   type SyncResult,
 } from './runtime.js';
+export type { ServiceLister } from './services.js';

@@ -72,6 +72,7 @@ export interface ContainerContext {
     | 'nodeName'
     | 'nodeIPs'
     | 'objectGetter'
+    | 'serviceLister'
     | 'volumeProvider'
     | 'subpather'
     | 'manageEtcHosts'
@@ -186,6 +187,7 @@ export async function startContainer(ctx: ContainerContext, a: StartContainerArg
         podIPs: pod.spec?.hostNetwork && podIPs.length === 0 ? (opts.nodeIPs ?? []) : podIPs,
         hostIPs: opts.nodeIPs ?? [],
         ...(opts.objectGetter ? { objectGetter: opts.objectGetter } : {}),
+        ...(opts.serviceLister ? { serviceLister: opts.serviceLister } : {}),
         ...(signal ? { signal } : {}),
       },
       volumes: opts.volumeProvider?.getMountedVolumesForPod(m.uid ?? '') ?? new Map(),

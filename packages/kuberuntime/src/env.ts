@@ -1,18 +1,23 @@
+import net from 'node:net';
 import os from 'node:os';
 import {
   type Container,
   type EnvVar,
+  isStaticPod,
   type ObjectGetter,
   type Pod,
   parseQuantity,
   type Quantity,
   quantityMilliValue,
+  type Service,
+  type ServiceLister,
 } from '@kubelet-kit/core';
 import { ContainerConfigError } from './errors.js';
 import { expand, mappingFuncFor } from './expansion.js';
 
 // Container environment (upstream `kubelet_pods.go` makeEnvironmentVariables): envFrom, then
-// env in order, each value expanded against the variables defined before it.
+// env in order, each value expanded against the variables defined before it and the service
+// variables; then the service variables the container does not define itself.
 
 /** What the environment of a container may refer to besides the pod itself. @internal */
 export interface EnvContext {
@@ -21,6 +26,8 @@ export interface EnvContext {
   readonly podIPs: readonly string[];
   readonly hostIPs: readonly string[];
   readonly objectGetter?: ObjectGetter;
+  /** The cluster's Services, for service link variables; without it there are none. */
+  readonly serviceLister?: ServiceLister;
   /** Node allocatable, for resourceFieldRef of a container without limits. */
   readonly nodeAllocatable?: { readonly cpu?: Quantity; readonly memory?: Quantity };
   readonly signal?: AbortSignal;
@@ -108,12 +115,108 @@ export function containerResourceValue(
   return String(Math.ceil(parseQuantity(q) / (d || 1)));
 }
 
+/** upstream makeEnvVariableName: upper case, `-` as `_`. */
+function envVariableName(name: string): string {
+  return name.toUpperCase().replaceAll('-', '_');
+}
+
+/** A Service with a cluster IP (not headless, not ExternalName): upstream IsServiceIPSet. */
+function isServiceIPSet(service: Service): boolean {
+  const ip = service.spec?.clusterIP;
+  return ip !== undefined && ip !== '' && ip !== 'None';
+}
+
+/** `host:port`, an IPv6 host in brackets (Go's net.JoinHostPort). */
+function joinHostPort(host: string, port: number): string {
+  return net.isIPv6(host) || host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/**
+ * The variables that tell a container where Services are (upstream `envvars.FromServices`):
+ * `<NAME>_SERVICE_HOST`, `<NAME>_SERVICE_PORT` (the first port), `<NAME>_SERVICE_PORT_<PORT>`
+ * per named port, and Docker's link variables `<NAME>_PORT`, `<NAME>_PORT_<n>_<PROTO>` and its
+ * `_PROTO`, `_PORT`, `_ADDR`. Services without a cluster IP, or without ports, give none.
+ * @internal
+ */
+export function fromServices(services: readonly Service[]): { name: string; value: string }[] {
+  const out: { name: string; value: string }[] = [];
+  for (const service of services) {
+    const ports = service.spec?.ports ?? [];
+    if (!isServiceIPSet(service) || ports.length === 0) continue;
+    const ip = service.spec?.clusterIP ?? '';
+    const prefix = envVariableName(service.metadata?.name ?? '');
+    out.push({ name: `${prefix}_SERVICE_HOST`, value: ip });
+    out.push({ name: `${prefix}_SERVICE_PORT`, value: String(ports[0]!.port) });
+    for (const p of ports) {
+      if (p.name)
+        out.push({ name: `${prefix}_SERVICE_PORT_${envVariableName(p.name)}`, value: String(p.port) });
+    }
+    ports.forEach((p, i) => {
+      const protocol = p.protocol || 'TCP';
+      const url = `${protocol.toLowerCase()}://${joinHostPort(ip, p.port)}`;
+      // Docker special-cases the first port.
+      if (i === 0) out.push({ name: `${prefix}_PORT`, value: url });
+      const portPrefix = `${prefix}_PORT_${p.port}_${protocol.toUpperCase()}`;
+      out.push({ name: portPrefix, value: url });
+      out.push({ name: `${portPrefix}_PROTO`, value: protocol.toLowerCase() });
+      out.push({ name: `${portPrefix}_PORT`, value: String(p.port) });
+      out.push({ name: `${portPrefix}_ADDR`, value: ip });
+    });
+  }
+  return out;
+}
+
+/** The master services: always in every pod's environment, from the `default` namespace. */
+const masterServices = new Set(['kubernetes']);
+const masterServiceNamespace = 'default';
+
+/**
+ * The service variables a pod in `namespace` sees (upstream getServiceEnvVarMap): the Services
+ * of its namespace when `enableServiceLinks`, and `default/kubernetes` always (with service links,
+ * a `kubernetes` Service of the pod's own namespace wins over it, as upstream's). Sorted by Service
+ * name, so the result is stable.
+ * @internal
+ */
+export function getServiceEnvVarMap(
+  lister: ServiceLister | undefined,
+  namespace: string,
+  enableServiceLinks: boolean,
+): Map<string, string> {
+  const env = new Map<string, string>();
+  if (!lister) return env;
+  const byName = new Map<string, Service>();
+  for (const s of lister.list(masterServiceNamespace)) {
+    const name = s.metadata?.name ?? '';
+    if (masterServices.has(name) && isServiceIPSet(s)) byName.set(name, s);
+  }
+  if (enableServiceLinks) {
+    for (const s of lister.list(namespace)) if (isServiceIPSet(s)) byName.set(s.metadata?.name ?? '', s);
+  }
+  const sorted = [...byName.values()].sort((a, b) =>
+    (a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1,
+  );
+  for (const { name, value } of fromServices(sorted)) env.set(name, value);
+  return env;
+}
+
 /** The container's environment as ordered name/value pairs (later definitions win). */
 export async function makeEnvironmentVariables(
   pod: Pod,
   container: Container,
   ctx: EnvContext,
 ): Promise<Map<string, string>> {
+  // A pod from the API server waits for the first list of Services: a kubelet that has just
+  // started would otherwise start it without KUBERNETES_SERVICE_HOST, which in-cluster clients
+  // need. Static pods do not wait (they may be what serves the API).
+  if (ctx.serviceLister && !isStaticPod(pod) && !ctx.serviceLister.hasSynced()) {
+    throw new EnvError('services have not yet been read at least once, cannot construct envvars');
+  }
+  // Unset reads as the API's default, true.
+  const serviceEnv = getServiceEnvVarMap(
+    ctx.serviceLister,
+    pod.metadata?.namespace ?? '',
+    pod.spec?.enableServiceLinks !== false,
+  );
   const env = new Map<string, string>();
   const ns = pod.metadata?.namespace ?? '';
   const getter = ctx.objectGetter;
@@ -140,9 +243,11 @@ export async function makeEnvironmentVariables(
     }
   }
   for (const e of container.env ?? []) {
-    const value = await envValue(pod, container, e, env, ctx);
+    const value = await envValue(pod, container, e, env, serviceEnv, ctx);
     if (value !== undefined) env.set(e.name, value);
   }
+  // The container's own variables win over the service ones.
+  for (const [k, v] of serviceEnv) if (!env.has(k)) env.set(k, v);
   return env;
 }
 
@@ -151,11 +256,12 @@ async function envValue(
   container: Container,
   e: EnvVar,
   defined: ReadonlyMap<string, string>,
+  serviceEnv: ReadonlyMap<string, string>,
   ctx: EnvContext,
 ): Promise<string | undefined> {
   const ns = pod.metadata?.namespace ?? '';
   const from = e.valueFrom;
-  if (!from) return expand(e.value ?? '', mappingFuncFor(defined));
+  if (!from) return expand(e.value ?? '', mappingFuncFor(defined, serviceEnv));
   if (from.fieldRef) return podFieldValue(pod, from.fieldRef.fieldPath, ctx);
   if (from.resourceFieldRef) {
     return containerResourceValue(

@@ -61,9 +61,7 @@ export async function makeHostsMount(
   const file = path.join(o.podDir, 'etc-hosts');
   const hostname = (pod.spec?.hostname || pod.metadata?.name || '').slice(0, 63).replace(/[-.]+$/, '');
   const sub = pod.spec?.subdomain;
-  const domain = sub
-    ? `${sub}.${pod.metadata?.namespace ?? 'default'}.svc.${o.clusterDomain ?? 'cluster.local'}`
-    : '';
+  const domain = sub ? `${sub}.${pod.metadata?.namespace ?? 'default'}.svc.${o.clusterDomain ?? ''}` : '';
   const hostNetwork = pod.spec?.hostNetwork === true;
   const nodeHosts = hostNetwork ? readOrEmpty(o.nodeHostsFile ?? '/etc/hosts') : '';
   // Synchronous, as the container's other small writes (see generateContainerConfig).

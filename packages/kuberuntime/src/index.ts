@@ -14,6 +14,14 @@ export {
   generateContainerConfig,
   type ImageUser,
 } from './container-config.js';
+export {
+  DNSConfigurer,
+  type DNSConfigurerOptions,
+  type DNSOptions,
+  MaxDNSNameservers,
+  MaxDNSSearchListChars,
+  MaxDNSSearchPaths,
+} from './dns.js';
 export type { EnvContext } from './env.js';
 export { KubeRuntimeError, type KubeRuntimeErrorCode } from './errors.js';
 export type { HostsMountOptions } from './etc-hosts.js';
@@ -57,7 +65,6 @@ export {
   type RuntimeService,
 } from './runtime-manager.js';
 export {
-  type DNSOptions,
   generatePodSandboxConfig,
   type SandboxConfigOptions,
   supplementalGroupsPolicyOf,

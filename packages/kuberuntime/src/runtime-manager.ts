@@ -33,6 +33,7 @@ import {
   type RuntimeSyncPodOptions,
   type RuntimeVersion,
   runtimePodFromStatus,
+  type ServiceLister,
   type Subpather,
   type SyncResult,
   type VolumeProvider,
@@ -64,6 +65,7 @@ import {
   toContainerState,
   toContainerStatus,
 } from './container.js';
+import { DNSConfigurer, type DNSOptions } from './dns.js';
 import { errorMessage, goErrorString, KubeRuntimeError } from './errors.js';
 import { containerGC, type GCPodStateProvider } from './gc.js';
 import { findContainerStatusByName, formatGoDuration, getStableKey, nsToMs, podDesc } from './helpers.js';
@@ -79,7 +81,7 @@ import {
   SandboxCreationError,
   toSandboxStatus,
 } from './sandbox.js';
-import { type DNSOptions, defaultPodLogsRootDirectory, generatePodSandboxConfig } from './sandbox-config.js';
+import { defaultPodLogsRootDirectory, generatePodSandboxConfig } from './sandbox-config.js';
 import { StatusCache } from './status-cache.js';
 import {
   type RuntimeHandlerInfo,
@@ -181,7 +183,13 @@ export interface KubeGenericRuntimeManagerOptions {
   readonly nodeIPs?: readonly string[];
   /** The sandbox cgroup parent, or a function of the pod. Default: empty (the runtime decides). */
   readonly cgroupParent?: string | ((pod: Pod) => string);
+  /** Cluster DNS (`--cluster-dns`, `--cluster-domain`, `--resolv-conf`); default: the host's resolv.conf. */
   readonly dns?: DNSOptions;
+  /**
+   * The Services whose variables containers get (upstream's service lister); without it none.
+   * Until it has synced, a container of a pod from the API server fails to start.
+   */
+  readonly serviceLister?: ServiceLister;
   /** Machine memory for the burstable OOM score; default `os.totalmem()`. */
   readonly memoryCapacity?: number;
   readonly cpuCFSQuota?: boolean;
@@ -241,6 +249,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
   readonly #containers: ContainerContext;
   readonly #sandboxes: SandboxContext;
   readonly #userns: UserNamespaceManager;
+  readonly #dns: DNSConfigurer;
   /** From the last Status: what each handler and the runtime can do (none read yet: nothing). */
   #runtimeHandlers: readonly RuntimeHandlerInfo[] = [];
   #features: RuntimeFeatures = { supplementalGroupsPolicy: false, userNamespacesHostNetwork: false };
@@ -276,6 +285,13 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     this.#runtimeName = options.runtimeName ?? '';
     this.#podLogsRoot = options.podLogsRootDirectory ?? defaultPodLogsRootDirectory;
     this.#rootDir = options.rootDirectory ?? '/var/lib/kubelet';
+    this.#dns = new DNSConfigurer({
+      ...(options.dns ?? {}),
+      recorder: this.#recorder,
+      logger: this.#logger.child({ component: 'dns' }),
+      nodeName: options.nodeName ?? os.hostname(),
+      nodeIPs: options.nodeIPs ?? [],
+    });
     this.#userns = new UserNamespaceManager({
       ...(options.userNamespaces ?? {}),
       podsDirectory: path.join(this.#rootDir, 'pods'),
@@ -329,6 +345,14 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
   /** The image pull backoff (keyed `<podUID>_<image>`). */
   get imageBackOff(): Backoff {
     return this.#images.backOff;
+  }
+
+  /**
+   * Warns when the host's resolv.conf cannot serve pods (upstream CheckLimitsForResolvConf, run
+   * once as the kubelet's sync loop starts): a CheckLimitsForResolvConf event on the node.
+   */
+  checkLimitsForResolvConf(): void {
+    this.#dns.checkLimitsForResolvConf();
   }
 
   /** Closes the CRI clients this manager dialled itself. */
@@ -563,6 +587,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
     const usernsOptions = this.#userns.getOrCreateUserNamespaceMappings(pod, handler, this.#runtimeHandlers);
     return generatePodSandboxConfig(pod, attempt, {
       ...(this.#opts.dns ?? {}),
+      dnsConfigurer: this.#dns,
       podLogsRootDirectory: this.#podLogsRoot,
       cgroupParent: this.#cgroupParent(pod),
       usernsOptions,

@@ -1,8 +1,6 @@
-import fs from 'node:fs';
 import path from 'node:path';
-import type { ContainerPort, Pod, PodDNSConfig } from '@kubelet-kit/core';
+import type { ContainerPort, Pod } from '@kubelet-kit/core';
 import {
-  type DNSConfig,
   type LinuxPodSandboxConfig,
   NamespaceMode,
   type NamespaceOption,
@@ -14,6 +12,7 @@ import {
   SupplementalGroupsPolicy,
   type UserNamespace,
 } from '@kubelet-kit/cri';
+import { DNSConfigurer, type DNSOptions } from './dns.js';
 import { newPodAnnotations, newPodLabels } from './labels.js';
 
 // The pod sandbox config (upstream `kuberuntime_sandbox.go`, `pkg/kubelet/network/dns`).
@@ -37,86 +36,13 @@ export function buildContainerLogsDirectory(
   return path.join(buildPodLogsDirectory(root, namespace, name, uid), containerName);
 }
 
-/** How pod DNS is configured (upstream kubelet `clusterDNS`, `clusterDomain`, `resolvConf`). @public */
-export interface DNSOptions {
-  readonly clusterDNS?: readonly string[];
-  readonly clusterDomain?: string;
-  /** The host's resolv.conf, for dnsPolicy Default; empty string: none. Default `/etc/resolv.conf`. */
-  readonly resolvConf?: string;
-}
-
-function parseResolvConf(file: string): DNSConfig {
-  const out: DNSConfig = { servers: [], searches: [], options: [] };
-  if (!file) return out;
-  let text = '';
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch {
-    return out;
-  }
-  for (const raw of text.split('\n')) {
-    const line = raw.replace(/[#;].*$/, '').trim();
-    const [key, ...rest] = line.split(/\s+/);
-    if (key === 'nameserver' && rest[0]) out.servers.push(rest[0]);
-    // The same domain with and without a trailing dot counts once; a bare "." is no domain.
-    else if (key === 'search') out.searches = rest.filter((d) => d !== '.').map((d) => d.replace(/\.$/, ''));
-    else if (key === 'options') out.options.push(...rest);
-  }
-  return out;
-}
-
-function mergeDNSOptions(base: string[], extra: PodDNSConfig['options']): string[] {
-  const byName = new Map<string, string>();
-  for (const o of base) {
-    const [name, value] = o.split(':', 2);
-    byName.set(name!, value === undefined ? name! : `${name}:${value}`);
-  }
-  for (const o of extra ?? []) {
-    if (!o.name) continue;
-    byName.set(o.name, o.value !== undefined && o.value !== null ? `${o.name}:${o.value}` : o.name);
-  }
-  return [...byName.values()];
-}
-
-const uniq = (xs: string[]) => [...new Set(xs)];
-
-/** The sandbox DNS config from dnsPolicy and dnsConfig (upstream `Configurer.GetPodDNS`). */
-export function getPodDNS(pod: Pod, options: DNSOptions = {}): DNSConfig {
-  const clusterDNS = [...(options.clusterDNS ?? [])];
-  let policy = pod.spec?.dnsPolicy ?? 'ClusterFirst';
-  // ClusterFirst falls back to the host's config for host-network pods and without cluster DNS.
-  if (policy === 'ClusterFirst' && (pod.spec?.hostNetwork || clusterDNS.length === 0)) policy = 'Default';
-  if (policy === 'ClusterFirstWithHostNet' && clusterDNS.length === 0) policy = 'Default';
-  let cfg: DNSConfig = { servers: [], searches: [], options: [] };
-  const host = parseResolvConf(options.resolvConf ?? '/etc/resolv.conf');
-  if (policy === 'Default') {
-    // No resolv.conf at all: the local resolver, and no search (upstream's reading of the
-    // resolver library's default; without node IPs at hand, IPv4 loopback).
-    cfg = options.resolvConf === '' ? { servers: ['127.0.0.1'], searches: ['.'], options: [] } : host;
-  } else if (policy === 'ClusterFirst' || policy === 'ClusterFirstWithHostNet') {
-    const domain = options.clusterDomain ?? 'cluster.local';
-    const ns = pod.metadata?.namespace ?? 'default';
-    cfg = {
-      servers: clusterDNS,
-      searches: uniq([`${ns}.svc.${domain}`, `svc.${domain}`, domain, ...host.searches]),
-      options: ['ndots:5'],
-    };
-  }
-  const extra = pod.spec?.dnsConfig;
-  if (extra) {
-    cfg = {
-      servers: uniq([...cfg.servers, ...(extra.nameservers ?? [])]),
-      searches: uniq([...cfg.searches, ...(extra.searches ?? [])]),
-      options: mergeDNSOptions(cfg.options, extra.options),
-    };
-  }
-  return cfg;
-}
-
 const maxFQDNLength = 64;
 
-/** The pod's hostname: spec.hostname or the pod name, at most 63 characters; with FQDN, plus the domain. */
-export function generatePodHostname(pod: Pod, clusterDomain = 'cluster.local'): string {
+/**
+ * The pod's hostname: spec.hostname or the pod name, at most 63 characters; with FQDN, plus the
+ * domain `<subdomain>.<ns>.svc.<clusterDomain>` (upstream's, a trailing dot without a cluster domain).
+ */
+export function generatePodHostname(pod: Pod, clusterDomain = ''): string {
   let hostname = (pod.spec?.hostname || pod.metadata?.name || '').slice(0, 63).replace(/[-.]+$/, '');
   const sub = pod.spec?.subdomain;
   if (sub && pod.spec?.setHostnameAsFQDN) {
@@ -181,6 +107,8 @@ export interface SandboxConfigOptions extends DNSOptions {
   readonly cgroupParent: string;
   /** The pod's user namespace (see `UserNamespaceManager`); omitted: the node's. */
   readonly usernsOptions?: PartialMessage<UserNamespace>;
+  /** The manager's DNS configurer (with its event recorder); omitted: one from the DNS options. */
+  readonly dnsConfigurer?: DNSConfigurer;
 }
 
 /**
@@ -244,7 +172,7 @@ export function generatePodSandboxConfig(
     metadata: { name: m.name ?? '', namespace: m.namespace ?? '', uid: m.uid ?? '', attempt },
     labels: newPodLabels(pod),
     annotations: newPodAnnotations(pod),
-    dnsConfig: getPodDNS(pod, options),
+    dnsConfig: (options.dnsConfigurer ?? new DNSConfigurer(options)).getPodDNS(pod),
     logDirectory: buildPodLogsDirectory(
       options.podLogsRootDirectory,
       m.namespace ?? '',

@@ -7,7 +7,6 @@ import { describe, expect, it } from 'vitest';
 import { verifyRunAsNonRoot } from '../src/container-config.js';
 import { type EnvContext, makeEnvironmentVariables } from '../src/env.js';
 import { generateContainerConfig, generatePodSandboxConfig } from '../src/index.js';
-import { getPodDNS } from '../src/sandbox-config.js';
 import { RecordingSubpather } from './fake-subpather.js';
 
 const getter = (cms: ConfigMap[], secrets: Secret[]): ObjectGetter => ({
@@ -155,67 +154,6 @@ describe('sandbox config', () => {
       pid: NamespaceMode.POD,
       ipc: NamespaceMode.POD,
     });
-  });
-
-  it('computes DNS from dnsPolicy and dnsConfig', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kk-dns-'));
-    const resolvConf = path.join(dir, 'resolv.conf');
-    fs.writeFileSync(resolvConf, 'nameserver 1.1.1.1\nsearch host.local\noptions ndots:1 edns0\n');
-    const withPolicy = (dnsPolicy: string, dnsConfig?: object): Pod => ({
-      ...pod,
-      spec: { containers: [], dnsPolicy, ...(dnsConfig ? { dnsConfig } : {}) },
-    });
-    expect(getPodDNS(withPolicy('Default'), { resolvConf })).toEqual({
-      servers: ['1.1.1.1'],
-      searches: ['host.local'],
-      options: ['ndots:1', 'edns0'],
-    });
-    expect(getPodDNS(withPolicy('ClusterFirst'), { resolvConf, clusterDNS: ['10.96.0.10'] })).toEqual({
-      servers: ['10.96.0.10'],
-      searches: ['ns.svc.cluster.local', 'svc.cluster.local', 'cluster.local', 'host.local'],
-      options: ['ndots:5'],
-    });
-    // No cluster DNS configured: ClusterFirst falls back to the host's.
-    expect(getPodDNS(withPolicy('ClusterFirst'), { resolvConf }).servers).toEqual(['1.1.1.1']);
-    expect(
-      getPodDNS(
-        withPolicy('None', {
-          nameservers: ['8.8.8.8'],
-          searches: ['a.b'],
-          options: [{ name: 'ndots', value: '2' }, { name: 'rotate' }],
-        }),
-        { resolvConf },
-      ),
-    ).toEqual({ servers: ['8.8.8.8'], searches: ['a.b'], options: ['ndots:2', 'rotate'] });
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-
-  it('with no resolv.conf, host DNS points at the local resolver (upstream GetPodDNS, resolvConf "")', () => {
-    const p: Pod = { ...pod, spec: { containers: [], dnsPolicy: 'Default' } };
-    expect(getPodDNS(p, { resolvConf: '' })).toEqual({
-      servers: ['127.0.0.1'],
-      searches: ['.'],
-      options: [],
-    });
-    // ClusterFirst without cluster DNS falls back to the same.
-    expect(getPodDNS({ ...p, spec: { containers: [] } }, { resolvConf: '' }).servers).toEqual(['127.0.0.1']);
-  });
-
-  it('normalises host search domains and drops duplicates from cluster-first searches (upstream parseResolvConf)', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kk-dns-'));
-    const resolvConf = path.join(dir, 'resolv.conf');
-    fs.writeFileSync(resolvConf, 'nameserver 1.1.1.1\nsearch host.local. cluster.local . host.local\n');
-    const p: Pod = { ...pod, spec: { containers: [] } };
-    expect(
-      getPodDNS({ ...p, spec: { containers: [], dnsPolicy: 'Default' } }, { resolvConf }).searches,
-    ).toEqual(['host.local', 'cluster.local', 'host.local']);
-    expect(getPodDNS(p, { resolvConf, clusterDNS: ['10.96.0.10'] }).searches).toEqual([
-      'ns.svc.cluster.local',
-      'svc.cluster.local',
-      'cluster.local',
-      'host.local',
-    ]);
-    fs.rmSync(dir, { recursive: true, force: true });
   });
 });
 

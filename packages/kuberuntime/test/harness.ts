@@ -61,7 +61,8 @@ export async function harness(
       nodeName: 'node-1',
       nodeIPs: ['192.168.0.10'],
       memoryCapacity: 8 * 2 ** 30,
-      dns: { resolvConf: '' },
+      // kubeadm's cluster domain (the kubelet's own default is none).
+      dns: { resolvConf: '', clusterDomain: 'cluster.local' },
       livenessManager: { get: (id) => liveness.get(id) },
       startupManager: { get: (id) => startup.get(id) },
       ...options.manager,

@@ -107,6 +107,12 @@ export interface AgentOptions {
    * patch them into the Node's capacity; default none.
    */
   readonly extendedResources?: Readonly<Record<string, number>>;
+  /** Upstream --cluster-dns: the cluster DNS servers' IPs for ClusterFirst pods; default none. */
+  readonly clusterDNS?: readonly string[];
+  /** Upstream --cluster-domain: the cluster's DNS domain; default none (no cluster search domains). */
+  readonly clusterDomain?: string;
+  /** Upstream --resolv-conf: the base of the pods' resolv.conf; default `/etc/resolv.conf`, '' none. */
+  readonly resolvConf?: string;
   /** Allocatable ephemeral storage, bytes; default the root directory's filesystem less 10 %. */
   readonly ephemeralStorageBytes?: number;
   readonly clock?: Clock;
@@ -270,6 +276,12 @@ export function createAgent(options: AgentOptions): Agent {
     nodeIPs,
     maxConcurrentCreationCalls: options.maxConcurrentCreationCalls ?? defaultMaxConcurrentCreationCalls,
     runtimeClassGetter: api.runtimeClasses,
+    dns: {
+      ...(options.clusterDNS ? { clusterDNS: options.clusterDNS } : {}),
+      ...(options.clusterDomain !== undefined ? { clusterDomain: options.clusterDomain } : {}),
+      ...(options.resolvConf !== undefined ? { resolvConf: options.resolvConf } : {}),
+    },
+    ...(api.serviceLister ? { serviceLister: api.serviceLister } : {}),
   });
   const podFeatures: PodFeatureSupport = {
     appArmorHostError: appArmorHostError(),
@@ -375,6 +387,8 @@ export function createAgent(options: AgentOptions): Agent {
       bound = { address: addr.address, port: addr.port };
       logger.info({ address: addr.address, port: addr.port }, 'serving /healthz, /pods, /metrics');
       api.start();
+      // Upstream checks the node's resolv.conf once, as its sync loop starts.
+      runtime.checkLimitsForResolvConf();
       await k.start();
     },
     async stop() {

@@ -3,6 +3,7 @@ import {
   ApiserverMirrorClient,
   ApiserverObjectGetter,
   ApiserverRuntimeClassList,
+  ApiserverServiceLister,
   ApiserverSource,
   ApiserverStatusSink,
   type MirrorPodApi,
@@ -16,6 +17,7 @@ import {
   type MirrorClient,
   type ObjectGetter,
   type RuntimeClassGetter,
+  type ServiceLister,
 } from '@kubelet-kit/core';
 import type { PodSource } from '@kubelet-kit/pod-config';
 import type { StatusSink } from '@kubelet-kit/status-manager';
@@ -53,12 +55,14 @@ export interface ApiClients {
   readonly statusSinks: readonly StatusSink[];
   /** RuntimeClasses: the API server's, local files filling in names it lacks; or the files. */
   readonly runtimeClasses: RuntimeClassGetter;
+  /** The cluster's Services for service link variables (listed and watched), or undefined without one. */
+  readonly serviceLister: ServiceLister | undefined;
   /** The API server's pods bound to this node, or undefined without one. */
   podSource(options: {
     readonly recorder: EventRecorder;
     readonly onError: (err: Error) => void;
   }): PodSource | undefined;
-  /** Starts the RuntimeClass watch (with an API server). */
+  /** Starts the RuntimeClass and Service watches (with an API server). */
   start(): void;
   stop(): Promise<void>;
 }
@@ -117,6 +121,9 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
     ? new ApiserverRuntimeClassList({ kubeConfig, fallback: localRuntimeClasses, clock, logger })
     : undefined;
 
+  // Services for container environment variables, as upstream's kubelet watches them.
+  const serviceLister = kubeConfig ? new ApiserverServiceLister({ kubeConfig, clock, logger }) : undefined;
+
   const statusSinks: StatusSink[] = [];
   let mirrorClient: MirrorClient | undefined;
   if (kubeConfig) {
@@ -153,6 +160,7 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
     mirrorClient,
     statusSinks,
     runtimeClasses: apiRuntimeClasses ?? localRuntimeClasses,
+    serviceLister,
     podSource({ recorder, onError }) {
       if (!kubeConfig) return undefined;
       let apiSource: ApiserverSource | undefined;
@@ -176,9 +184,11 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
     },
     start() {
       apiRuntimeClasses?.start();
+      serviceLister?.start();
     },
     async stop() {
       await apiRuntimeClasses?.stop();
+      await serviceLister?.stop();
     },
   };
 }

@@ -83,6 +83,9 @@ interface RunFlags {
   nodeLabels?: string[];
   registerWithTaints?: string[];
   extendedResources?: string[];
+  clusterDns?: string[];
+  clusterDomain?: string;
+  resolvConf: string;
   logLevel: string;
   logFile?: string;
   table: boolean;
@@ -198,6 +201,13 @@ async function run(flags: RunFlags): Promise<void> {
       ...(Object.keys(nodeLabels).length ? { nodeLabels } : {}),
       ...(taints.length ? { registerWithTaints: taints } : {}),
       ...(Object.keys(extendedResources).length ? { extendedResources } : {}),
+      // Cluster DNS (upstream's flags): --cluster-dns is comma-separated and repeatable.
+      clusterDNS: (flags.clusterDns ?? [])
+        .flatMap((v) => v.split(','))
+        .map((v) => v.trim())
+        .filter(Boolean),
+      ...(flags.clusterDomain !== undefined ? { clusterDomain: flags.clusterDomain } : {}),
+      resolvConf: flags.resolvConf,
     });
   } catch (err) {
     // A bad --runtime-classes file, say: named with its field, and nothing starts.
@@ -315,6 +325,16 @@ program
   .option(
     '--extended-resources <resources...>',
     'extended resources this node offers, example.com/foo=2,... (default none; not an upstream flag)',
+  )
+  .option(
+    '--cluster-dns <ips...>',
+    'comma-separated IPs of the cluster DNS servers, for pods with dnsPolicy ClusterFirst',
+  )
+  .option('--cluster-domain <domain>', "the cluster's DNS domain, searched before the host's domains")
+  .option(
+    '--resolv-conf <path>',
+    "resolver configuration pods' DNS is based on ('' for none)",
+    '/etc/resolv.conf',
   )
   .option('--log-level <level>', 'debug, info, warn or error', 'info')
   .option(

@@ -38,8 +38,16 @@ interface StatusPatch {
   };
 }
 
+/** The API server's own Service, which every pod's environment names. */
+const kubernetesService = {
+  metadata: { namespace: 'default', name: 'kubernetes', resourceVersion: '5' },
+  spec: { clusterIP: '10.96.0.1', ports: [{ name: 'https', port: 443, protocol: 'TCP' }] },
+};
+
 function fakeApiserver(pods: Pod[]) {
   const patches: StatusPatch[] = [];
+  const serviceWatchers: http.ServerResponse[] = [];
+  const serviceLists: URL[] = [];
   const watchers: http.ServerResponse[] = [];
   const created: Pod[] = [];
   const deleted: Array<{ path: string; body: unknown }> = [];
@@ -101,6 +109,24 @@ function fakeApiserver(pods: Pod[]) {
       });
       return;
     }
+    if (req.method === 'GET' && url.pathname === '/api/v1/services') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (url.searchParams.get('watch') === 'true') {
+        res.flushHeaders();
+        serviceWatchers.push(res);
+        return;
+      }
+      serviceLists.push(url);
+      res.end(
+        JSON.stringify({
+          kind: 'ServiceList',
+          apiVersion: 'v1',
+          metadata: { resourceVersion: String(rv) },
+          items: [kubernetesService, { ...kubernetesService, metadata: { namespace: 'team', name: 'db' } }],
+        }),
+      );
+      return;
+    }
     if (req.method === 'GET' && url.pathname === '/api/v1/pods') {
       if (url.searchParams.get('watch') === 'true') {
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -153,6 +179,7 @@ function fakeApiserver(pods: Pod[]) {
     server,
     patches,
     watchers,
+    serviceLists,
     created,
     deleted,
     sendEvent(type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: Pod) {
@@ -188,6 +215,11 @@ function apiPod(name: string, uid: string): Pod {
 }
 
 describe('agent in API server mode', () => {
+  const resolvConf = () => {
+    const file = path.join(dir, 'resolv.conf');
+    fs.writeFileSync(file, 'nameserver 192.0.2.53\nsearch host.example\n');
+    return file;
+  };
   let cri: InMemoryCriServer;
   let api: ReturnType<typeof fakeApiserver>;
   let dir: string;
@@ -223,6 +255,9 @@ describe('agent in API server mode', () => {
       nodeIPs: ['192.0.2.10'],
       port: 0,
       clock,
+      clusterDNS: ['10.96.0.10'],
+      clusterDomain: 'cluster.local',
+      resolvConf: resolvConf(),
     });
     await agent.start();
     const apiStatus = (name: string) =>
@@ -239,6 +274,18 @@ describe('agent in API server mode', () => {
     const pods = agent.kubelet.podsWithStatus();
     expect(pods.map((p) => [p.metadata?.name, p.metadata?.uid])).toEqual([['web', 'uid-web']]);
     expect(cri.calls('RunPodSandbox')).toHaveLength(1);
+    // --cluster-dns, --cluster-domain and --resolv-conf make the ClusterFirst pod's resolv.conf.
+    const [sandbox] = cri.calls<{ config: { dnsConfig: unknown } }>('RunPodSandbox');
+    expect(sandbox?.request.config.dnsConfig).toEqual({
+      servers: ['10.96.0.10'],
+      searches: ['team.svc.cluster.local', 'svc.cluster.local', 'cluster.local', 'host.example'],
+      options: ['ndots:5'],
+    });
+    // The Services of the pod's namespace and default/kubernetes, listed cluster-wide.
+    const [created] = cri.calls<{ config: { envs: { key: string; value: string }[] } }>('CreateContainer');
+    const env = Object.fromEntries(created?.request.config.envs.map((e) => [e.key, e.value]) ?? []);
+    expect(env).toMatchObject({ KUBERNETES_SERVICE_HOST: '10.96.0.1', DB_SERVICE_PORT_HTTPS: '443' });
+    expect(api.serviceLists[0]?.searchParams.get('fieldSelector')).toBe('spec.clusterIP!=None');
 
     // A pod bound later arrives through the watch.
     await pump(clock, () => api.watchers.length > 0);

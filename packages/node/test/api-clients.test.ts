@@ -34,6 +34,8 @@ describe('createApiClients without a kubeconfig', () => {
     expect(api.mirrorClient).toBeUndefined();
     expect(api.statusSinks).toEqual([]);
     expect(api.objectGetter).toBeUndefined();
+    // No Services, and nothing waits for them.
+    expect(api.serviceLister).toBeUndefined();
     expect(api.podSource({ recorder: noopEventRecorder, onError: () => {} })).toBeUndefined();
     expect(api.runtimeClasses.getRuntimeClass('gvisor')?.handler).toBe('runsc');
     expect(api.runtimeClasses.getRuntimeClass('kata')).toBeUndefined();
@@ -89,6 +91,9 @@ describe('createApiClients with a kubeconfig', () => {
     expect(requests).toEqual(['GET /api/v1/namespaces/default/secrets/pull']);
     // Until the RuntimeClass watch has listed, no class is known (upstream's unsynced lister).
     expect(api.runtimeClasses.getRuntimeClass('gvisor')).toBeUndefined();
+    // The Services are not listed before start(): API pods' containers wait for them.
+    expect(api.serviceLister?.hasSynced()).toBe(false);
+    expect(api.serviceLister?.list('default')).toEqual([]);
   });
 
   it('takes the object directory over the API server for objects', async () => {

@@ -1,6 +1,7 @@
 // A small local API server for e2e tests that run the agent in kubeconfig mode (no real API
 // server runs on these machines): it lists and watches pods (ignoring the field selector, as a
-// misbehaving server would), serves this node and RuntimeClasses, and takes status patches.
+// misbehaving server would), serves this node and RuntimeClasses, no Services (the agent waits
+// for their first list before starting API pods' containers), and takes status patches.
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,6 +22,8 @@ export function fakeApiserver(
   runtimeClasses: readonly RuntimeClass[] = [],
 ): FakeApiserver {
   const watchers: http.ServerResponse[] = [];
+  /** Service watches: kept open, sent nothing (the tests' events are pods). */
+  const serviceWatchers: http.ServerResponse[] = [];
   const patched: FakeApiserver['patched'] = new Map();
   const json = (res: http.ServerResponse, code: number, body: unknown) => {
     res.writeHead(code, { 'content-type': 'application/json' });
@@ -35,6 +38,21 @@ export function fakeApiserver(
     req.on('end', () => {
       if (req.method === 'GET' && url.pathname === `/api/v1/nodes/${nodeName}`) {
         json(res, 200, { kind: 'Node', apiVersion: 'v1', metadata: { name: nodeName, uid: 'n1' } });
+        return;
+      }
+      if (req.method === 'GET' && url.pathname === '/api/v1/services') {
+        if (url.searchParams.get('watch') === 'true') {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.flushHeaders();
+          serviceWatchers.push(res);
+          return;
+        }
+        json(res, 200, {
+          kind: 'ServiceList',
+          apiVersion: 'v1',
+          metadata: { resourceVersion: '1' },
+          items: [],
+        });
         return;
       }
       const list = (
@@ -92,7 +110,7 @@ export function fakeApiserver(
       return kubeconfigPath;
     },
     async close() {
-      for (const w of watchers) w.end();
+      for (const w of [...watchers, ...serviceWatchers]) w.end();
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
     },
