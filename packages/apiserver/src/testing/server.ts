@@ -44,6 +44,7 @@ import {
 } from './status.js';
 import { metaOf, ObjectStore, type StoreEvent } from './store.js';
 import { toTable, wantsTable } from './table.js';
+import { unknownFields } from './fields.js';
 import { validateObject } from './validation.js';
 
 /** Object metadata as the helpers see it. @public */
@@ -753,7 +754,7 @@ export class FakeApiServer {
         return send(200, obj);
       }
       case 'POST': {
-        if (route.name === undefined) return send(201, await this.httpCreate(route, body, q));
+        if (route.name === undefined) return send(201, await this.httpCreate(route, body, q, res));
         if (route.sub === 'token' && info.plural === 'serviceaccounts') {
           return send(201, this.tokenRequest(String(namespace), route.name, body as Obj | undefined));
         }
@@ -764,13 +765,13 @@ export class FakeApiServer {
       }
       case 'PUT': {
         if (route.name === undefined) throw methodNotAllowed();
-        return send(200, await this.httpReplace(route, body, q));
+        return send(200, await this.httpReplace(route, body, q, res));
       }
       case 'PATCH': {
         if (route.name === undefined) throw methodNotAllowed();
         const type = patchTypeOf(req.headers['content-type']);
         if (!type) throw unsupportedMediaType(String(req.headers['content-type'] ?? ''));
-        const { code, obj } = await this.httpPatch(route, type, body, q);
+        const { code, obj } = await this.httpPatch(route, type, body, q, res);
         return send(code, obj);
       }
       case 'DELETE': {
@@ -988,11 +989,26 @@ export class FakeApiServer {
     for (const w of [...this.watches]) w.close();
   }
 
-  private async checked(info: ResourceInfo, obj: JsonObject): Promise<void> {
-    if (this.validateWrites) await validateObject(info, obj);
+  /**
+   * Schema checks, and the unknown fields as `fieldValidation` asks: Strict fails with 400,
+   * Warn (the default) answers with Warning headers, Ignore says nothing.
+   */
+  private async checked(info: ResourceInfo, obj: JsonObject, q: URLSearchParams, res: http.ServerResponse): Promise<void> {
+    if (!this.validateWrites) return;
+    const mode = q.get('fieldValidation') ?? 'Warn';
+    if (mode !== 'Ignore') {
+      const unknown = unknownFields(info, obj);
+      if (unknown.length > 0 && mode === 'Strict') {
+        throw badRequest(`strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
+      }
+      if (unknown.length > 0) {
+        res.setHeader('Warning', unknown.map((f) => `299 - "unknown field \\"${f}\\""`));
+      }
+    }
+    await validateObject(info, obj);
   }
 
-  private async httpCreate(route: Route, body: unknown, q: URLSearchParams): Promise<JsonObject> {
+  private async httpCreate(route: Route, body: unknown, q: URLSearchParams, res: http.ServerResponse): Promise<JsonObject> {
     const info = route.info;
     if (!isObject(body)) throw badRequest('the object provided is unrecognized (must be of type JSON)');
     const obj = structuredClone(body) as JsonObject;
@@ -1009,7 +1025,7 @@ export class FakeApiServer {
       meta.namespace = route.namespace;
     }
     if (meta.resourceVersion) throw badRequest('resourceVersion should not be set on objects to be created');
-    await this.checked(info, obj);
+    await this.checked(info, obj, q, res);
     if (q.get('dryRun') === 'All') {
       const copy = structuredClone(obj);
       prepareForCreate(info, copy, this.now());
@@ -1019,7 +1035,7 @@ export class FakeApiServer {
     return this.createSync(info, obj, false);
   }
 
-  private async httpReplace(route: Route, body: unknown, q: URLSearchParams): Promise<JsonObject> {
+  private async httpReplace(route: Route, body: unknown, q: URLSearchParams, res: http.ServerResponse): Promise<JsonObject> {
     const info = route.info;
     const name = String(route.name);
     if (!isObject(body)) throw badRequest('the object provided is unrecognized (must be of type JSON)');
@@ -1027,9 +1043,9 @@ export class FakeApiServer {
     const cur = this.store.get(info, route.namespace, name);
     if (!cur) {
       if (!info.createOnUpdate || route.sub) throw notFound(info, name);
-      return this.httpCreate(route, body, q);
+      return this.httpCreate(route, body, q, res);
     }
-    await this.checked(info, obj);
+    await this.checked(info, obj, q, res);
     if (q.get('dryRun') === 'All') return obj;
     return this.commitUpdate(info, cur, obj, route.sub === 'status' ? 'status' : 'main');
   }
@@ -1039,6 +1055,7 @@ export class FakeApiServer {
     type: ReturnType<typeof patchTypeOf> & string,
     body: unknown,
     q: URLSearchParams,
+    res: http.ServerResponse,
   ): Promise<{ code: number; obj: JsonObject }> {
     const info = route.info;
     const name = String(route.name);
@@ -1049,7 +1066,7 @@ export class FakeApiServer {
         const obj = structuredClone(body) as JsonObject;
         const meta = ((obj.metadata ??= {}) as Obj);
         meta.name = name;
-        return { code: 201, obj: await this.httpCreate(route, obj, q) };
+        return { code: 201, obj: await this.httpCreate(route, obj, q, res) };
       }
       throw notFound(info, name);
     }
@@ -1059,7 +1076,7 @@ export class FakeApiServer {
     if (body === undefined) throw badRequest('the body of the request was empty');
     const patched = applyPatch(type, structuredClone(cur) as Json, body as Json);
     if (!isObject(patched)) throw badRequest('the patch did not produce an object');
-    await this.checked(info, patched);
+    await this.checked(info, patched, q, res);
     if (q.get('dryRun') === 'All') return { code: 200, obj: patched };
     return { code: 200, obj: this.commitUpdate(info, cur, patched, route.sub === 'status' ? 'status' : 'main') };
   }
