@@ -268,6 +268,8 @@ export class FakeApiServer {
       '- name: fake',
       '  cluster:',
       `    server: ${this.url}`,
+      // client-node refuses plain HTTP unless told to skip TLS verification.
+      '    insecure-skip-tls-verify: true',
       'users:',
       '- name: fake',
       '  user:',
@@ -1012,8 +1014,8 @@ export class FakeApiServer {
     const info = route.info;
     if (!isObject(body)) throw badRequest('the object provided is unrecognized (must be of type JSON)');
     const obj = structuredClone(body) as JsonObject;
-    if (!obj.kind) throw badRequest(`Object 'Kind' is missing in '${JSON.stringify(body)}'`);
-    if (obj.kind !== info.kind || (obj.apiVersion && obj.apiVersion !== apiVersionOf(info))) {
+    // A body without kind and apiVersion takes the URL's, as upstream's decoder defaults them.
+    if ((obj.kind && obj.kind !== info.kind) || (obj.apiVersion && obj.apiVersion !== apiVersionOf(info))) {
       throw badRequest(`the API version in the data (${obj.apiVersion}) does not match the expected API version (${apiVersionOf(info)})`);
     }
     const meta = ((obj.metadata ??= {}) as Obj);

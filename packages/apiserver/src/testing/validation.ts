@@ -44,6 +44,11 @@ export function fieldPath(instancePath: string, extra?: string): string {
 export async function validateObject(info: ResourceInfo, obj: JsonObject, load: Loader = loadModel): Promise<void> {
   const meta = (obj.metadata ?? {}) as { name?: string };
   const name = meta.name ?? '';
+  // The one semantic rule the schema misses that every client hits: a pod needs a container.
+  const spec = obj.spec as { containers?: unknown[] } | undefined;
+  if (info.group === '' && info.kind === 'Pod' && spec && Array.isArray(spec.containers) && spec.containers.length === 0) {
+    throw invalid(info, name, [{ reason: 'FieldValueRequired', message: 'Required value', field: 'spec.containers' }]);
+  }
   const Model = await load(info);
   if (!Model) return;
   try {
