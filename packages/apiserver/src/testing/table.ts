@@ -177,6 +177,53 @@ const TABLES: Record<string, { columns: Column[]; row: (o: Obj, now: number) => 
     ],
     row: eventRow,
   },
+  '/namespaces': {
+    columns: [str('Name', 0, 'name'), str('Status'), str('Age')],
+    row: (o, now) => [o.metadata?.name ?? '', o.status?.phase ?? '', age(now, o.metadata?.creationTimestamp)],
+  },
+  '/services': {
+    columns: [str('Name', 0, 'name'), str('Type'), str('Cluster-IP'), str('External-IP'), str('Port(s)'), str('Age'), str('Selector', 1)],
+    row: (o, now) => [
+      o.metadata?.name ?? '',
+      o.spec?.type ?? '',
+      none(o.spec?.clusterIP),
+      o.spec?.externalIPs?.join(',') ?? (o.spec?.type === 'LoadBalancer' ? '<pending>' : '<none>'),
+      (o.spec?.ports ?? [])
+        .map((p: Obj) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ''}/${p.protocol ?? 'TCP'}`)
+        .join(',') || '<none>',
+      age(now, o.metadata?.creationTimestamp),
+      o.spec?.selector ? Object.entries(o.spec.selector).map(([k, v]) => `${k}=${v}`).join(',') : '<none>',
+    ],
+  },
+  '/configmaps': {
+    columns: [str('Name', 0, 'name'), { name: 'Data', type: 'integer', description: 'Data', priority: 0 }, str('Age')],
+    row: (o, now) => [
+      o.metadata?.name ?? '',
+      Object.keys(o.data ?? {}).length + Object.keys(o.binaryData ?? {}).length,
+      age(now, o.metadata?.creationTimestamp),
+    ],
+  },
+  '/secrets': {
+    columns: [str('Name', 0, 'name'), str('Type'), { name: 'Data', type: 'integer', description: 'Data', priority: 0 }, str('Age')],
+    row: (o, now) => [
+      o.metadata?.name ?? '',
+      o.type ?? '',
+      Object.keys(o.data ?? {}).length + Object.keys(o.stringData ?? {}).length,
+      age(now, o.metadata?.creationTimestamp),
+    ],
+  },
+  '/serviceaccounts': {
+    columns: [str('Name', 0, 'name'), { name: 'Secrets', type: 'integer', description: 'Secrets', priority: 0 }, str('Age')],
+    row: (o, now) => [o.metadata?.name ?? '', (o.secrets ?? []).length, age(now, o.metadata?.creationTimestamp)],
+  },
+  'coordination.k8s.io/leases': {
+    columns: [str('Name', 0, 'name'), str('Holder'), str('Age')],
+    row: (o, now) => [o.metadata?.name ?? '', o.spec?.holderIdentity ?? '', age(now, o.metadata?.creationTimestamp)],
+  },
+  'node.k8s.io/runtimeclasses': {
+    columns: [str('Name', 0, 'name'), str('Handler'), str('Age')],
+    row: (o, now) => [o.metadata?.name ?? '', o.handler ?? '', age(now, o.metadata?.creationTimestamp)],
+  },
 };
 
 /** Whether an Accept header asks for a Table. @internal */
