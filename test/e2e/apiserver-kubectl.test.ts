@@ -15,7 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const kubectlPath = execFileSync('bash', [path.join(root, 'scripts/kubectl.sh')], { encoding: 'utf8' }).trim();
+const kubectlPath = execFileSync('bash', [path.join(root, 'scripts/kubectl.sh')], {
+  encoding: 'utf8',
+}).trim();
 
 let api: FakeApiServer;
 let dir: string;
@@ -30,7 +32,11 @@ async function kubectl(...args: string[]): Promise<{ stdout: string; stderr: str
     return { stdout, stderr, code: 0 };
   } catch (e) {
     const err = e as { stdout?: string; stderr?: string; code?: number };
-    return { stdout: err.stdout ?? '', stderr: err.stderr ?? '', code: typeof err.code === 'number' ? err.code : 1 };
+    return {
+      stdout: err.stdout ?? '',
+      stderr: err.stderr ?? '',
+      code: typeof err.code === 'number' ? err.code : 1,
+    };
   }
 }
 
@@ -44,10 +50,20 @@ beforeAll(async () => {
   const node = api.create({
     apiVersion: 'v1',
     kind: 'Node',
-    metadata: { name: 'n1', labels: { 'kubernetes.io/hostname': 'n1', 'node-role.kubernetes.io/worker': '' } },
+    metadata: {
+      name: 'n1',
+      labels: { 'kubernetes.io/hostname': 'n1', 'node-role.kubernetes.io/worker': '' },
+    },
     status: {
       conditions: [
-        { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status', lastHeartbeatTime: now(), lastTransitionTime: now() },
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'KubeletReady',
+          message: 'kubelet is posting ready status',
+          lastHeartbeatTime: now(),
+          lastTransitionTime: now(),
+        },
       ],
       addresses: [
         { type: 'InternalIP', address: '10.0.0.5' },
@@ -74,13 +90,23 @@ beforeAll(async () => {
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',
     metadata: { name: 'n1', namespace: 'kube-node-lease' },
-    spec: { holderIdentity: 'n1', leaseDurationSeconds: 40, renewTime: new Date().toISOString().replace('Z', '000Z').replace(/(\.\d{6})\d*Z$/, '$1Z') },
+    spec: {
+      holderIdentity: 'n1',
+      leaseDurationSeconds: 40,
+      renewTime: new Date()
+        .toISOString()
+        .replace('Z', '000Z')
+        .replace(/(\.\d{6})\d*Z$/, '$1Z'),
+    },
   });
   api.create({
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name: 'web', namespace: 'default', labels: { app: 'web' } },
-    spec: { nodeName: 'n1', containers: [{ name: 'nginx', image: 'nginx:1.27', resources: { requests: { cpu: '100m' } } }] },
+    spec: {
+      nodeName: 'n1',
+      containers: [{ name: 'nginx', image: 'nginx:1.27', resources: { requests: { cpu: '100m' } } }],
+    },
     status: {
       phase: 'Running',
       podIP: '10.244.0.7',
@@ -113,7 +139,9 @@ beforeAll(async () => {
       involvedObject: {
         kind,
         name: objName,
-        ...(kind === 'Node' ? { uid: node.metadata?.uid } : { namespace: 'default', uid: api.get('pods', 'default', 'web')?.metadata?.uid }),
+        ...(kind === 'Node'
+          ? { uid: node.metadata?.uid }
+          : { namespace: 'default', uid: api.get('pods', 'default', 'web')?.metadata?.uid }),
         apiVersion: 'v1',
       },
       reason,
@@ -147,7 +175,9 @@ describe('kubectl against the in-memory API server', () => {
   it('get pods -o wide prints READY, STATUS, RESTARTS, IP and NODE', async () => {
     const r = await kubectl('get', 'pods', '-o', 'wide');
     const lines = r.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE\s+READINESS GATES$/);
+    expect(lines[0]).toMatch(
+      /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE\s+READINESS GATES$/,
+    );
     expect(lines[1]).toMatch(/^web\s+1\/1\s+Running\s+2\s+\S+\s+10\.244\.0\.7\s+n1\s+<none>\s+<none>$/);
     const json = JSON.parse((await kubectl('get', 'po', 'web', '-o', 'json')).stdout);
     expect(json.kind).toBe('Pod');
@@ -161,7 +191,9 @@ describe('kubectl against the in-memory API server', () => {
     expect(r.stdout).toMatch(/Non-terminated Pods:\s+\(1 in total\)/);
     expect(r.stdout).toMatch(/default\s+web\s+100m \(2%\)/);
     expect(r.stdout).toMatch(/Normal\s+NodeReady\s+\S+\s+kubelet\s+Node n1 status is now: NodeReady/);
-    const q = api.requests.find((x) => x.path === '/api/v1/events' || x.path === '/api/v1/namespaces/default/events');
+    const q = api.requests.find(
+      (x) => x.path === '/api/v1/events' || x.path === '/api/v1/namespaces/default/events',
+    );
     expect(q?.query.fieldSelector).toContain('involvedObject.name=n1');
   });
 
@@ -186,11 +218,17 @@ describe('kubectl against the in-memory API server', () => {
       `apiVersion: v1\nkind: Pod\nmetadata:\n  name: applied\n  labels:\n    app: ${label}\nspec:\n  containers:\n  - name: main\n    image: busybox:1.36\n${extra}`;
     fs.writeFileSync(file, manifest('one'));
     expect((await kubectl('apply', '-f', file)).stdout.trim()).toBe('pod/applied created');
-    expect(api.get('pods', 'default', 'applied')?.metadata?.annotations?.['kubectl.kubernetes.io/last-applied-configuration']).toBeTruthy();
+    expect(
+      api.get('pods', 'default', 'applied')?.metadata?.annotations?.[
+        'kubectl.kubernetes.io/last-applied-configuration'
+      ],
+    ).toBeTruthy();
     fs.writeFileSync(file, manifest('two'));
     expect((await kubectl('apply', '-f', file)).stdout.trim()).toBe('pod/applied configured');
     expect(api.get('pods', 'default', 'applied')?.metadata?.labels).toEqual({ app: 'two' });
-    const patch = api.requests.find((x) => x.method === 'PATCH' && x.path === '/api/v1/namespaces/default/pods/applied');
+    const patch = api.requests.find(
+      (x) => x.method === 'PATCH' && x.path === '/api/v1/namespaces/default/pods/applied',
+    );
     expect(patch?.contentType).toBe('application/strategic-merge-patch+json');
     fs.writeFileSync(file, manifest('two', '    bogus: 1\n').replace('name: applied', 'name: bogus'));
     const bad = await kubectl('apply', '-f', file);
@@ -215,6 +253,8 @@ describe('kubectl against the in-memory API server', () => {
 
   it('get namespaces and services print their columns', async () => {
     expect((await kubectl('get', 'ns')).stdout).toMatch(/kube-node-lease\s+Active/);
-    expect((await kubectl('get', 'svc')).stdout).toMatch(/kubernetes\s+ClusterIP\s+10\.96\.0\.1\s+<none>\s+443\/TCP/);
+    expect((await kubectl('get', 'svc')).stdout).toMatch(
+      /kubernetes\s+ClusterIP\s+10\.96\.0\.1\s+<none>\s+443\/TCP/,
+    );
   });
 });

@@ -44,16 +44,28 @@ async function failure(p: Promise<unknown>): Promise<{ code: number; body: Recor
 describe('FakeApiServer REST', () => {
   it('holds what a fresh control plane holds', async () => {
     const ns = await core.listNamespace();
-    expect(ns.items.map((n) => n.metadata?.name)).toEqual(['default', 'kube-node-lease', 'kube-public', 'kube-system']);
+    expect(ns.items.map((n) => n.metadata?.name)).toEqual([
+      'default',
+      'kube-node-lease',
+      'kube-public',
+      'kube-system',
+    ]);
     const svc = await core.readNamespacedService({ name: 'kubernetes', namespace: 'default' });
     expect(svc.spec?.clusterIP).toBe('10.96.0.1');
     for (const n of ns.items) {
-      const cm = await core.readNamespacedConfigMap({ name: 'kube-root-ca.crt', namespace: String(n.metadata?.name) });
+      const cm = await core.readNamespacedConfigMap({
+        name: 'kube-root-ca.crt',
+        namespace: String(n.metadata?.name),
+      });
       expect(cm.data?.['ca.crt']).toContain('BEGIN CERTIFICATE');
     }
     await core.createNamespace({ body: { metadata: { name: 'team-a' } } });
-    expect((await core.readNamespacedConfigMap({ name: 'kube-root-ca.crt', namespace: 'team-a' })).data).toBeDefined();
-    expect((await core.readNamespacedServiceAccount({ name: 'default', namespace: 'team-a' })).metadata?.uid).toBeTruthy();
+    expect(
+      (await core.readNamespacedConfigMap({ name: 'kube-root-ca.crt', namespace: 'team-a' })).data,
+    ).toBeDefined();
+    expect(
+      (await core.readNamespacedServiceAccount({ name: 'default', namespace: 'team-a' })).metadata?.uid,
+    ).toBeTruthy();
   });
 
   it('creates with system metadata and defaults, and answers 201', async () => {
@@ -67,7 +79,9 @@ describe('FakeApiServer REST', () => {
     expect(created.spec?.containers[0]?.imagePullPolicy).toBe('IfNotPresent');
     expect(created.status?.phase).toBe('Pending');
     expect(created.status?.qosClass).toBe('BestEffort');
-    const write = api.requests.find((r) => r.method === 'POST' && r.path === '/api/v1/namespaces/default/pods');
+    const write = api.requests.find(
+      (r) => r.method === 'POST' && r.path === '/api/v1/namespaces/default/pods',
+    );
     expect(write?.status).toBe(201);
     expect(write?.contentType).toBe('application/json');
   });
@@ -113,7 +127,9 @@ describe('FakeApiServer REST', () => {
       message:
         'Operation cannot be fulfilled on pods "web": the object has been modified; please apply your changes to the latest version and try again',
     });
-    const missingNs = await failure(core.createNamespacedConfigMap({ namespace: 'nowhere', body: { metadata: { name: 'x' } } }));
+    const missingNs = await failure(
+      core.createNamespacedConfigMap({ namespace: 'nowhere', body: { metadata: { name: 'x' } } }),
+    );
     expect(missingNs.body.message).toBe('namespaces "nowhere" not found');
   });
 
@@ -193,7 +209,11 @@ describe('FakeApiServer REST', () => {
     expect(jp.metadata?.generation).toBe(2);
     const stale = await failure(
       core.patchNamespacedPod(
-        { name: 'web', namespace: 'default', body: { metadata: { resourceVersion: '1', labels: { x: 'y' } } } },
+        {
+          name: 'web',
+          namespace: 'default',
+          body: { metadata: { resourceVersion: '1', labels: { x: 'y' } } },
+        },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       ),
     );
@@ -201,17 +221,30 @@ describe('FakeApiServer REST', () => {
   });
 
   it('deletes a pod bound to a node gracefully, and at once when unbound or terminal', async () => {
-    await core.createNamespacedPod({ namespace: 'default', body: pod('bound', { nodeName: 'n1', terminationGracePeriodSeconds: 5 }) });
+    await core.createNamespacedPod({
+      namespace: 'default',
+      body: pod('bound', { nodeName: 'n1', terminationGracePeriodSeconds: 5 }),
+    });
     await core.createNamespacedPod({ namespace: 'default', body: pod('unbound') });
     const pending = await core.deleteNamespacedPod({ name: 'bound', namespace: 'default' });
     expect((pending as V1Pod).metadata?.deletionGracePeriodSeconds).toBe(5);
     expect((pending as V1Pod).metadata?.deletionTimestamp).toBeInstanceOf(Date);
-    expect((await core.readNamespacedPod({ name: 'bound', namespace: 'default' })).metadata?.deletionTimestamp).toBeDefined();
+    expect(
+      (await core.readNamespacedPod({ name: 'bound', namespace: 'default' })).metadata?.deletionTimestamp,
+    ).toBeDefined();
     // A longer grace period never replaces a shorter one; a shorter one does.
-    const again = (await core.deleteNamespacedPod({ name: 'bound', namespace: 'default', gracePeriodSeconds: 30 })) as V1Pod;
+    const again = (await core.deleteNamespacedPod({
+      name: 'bound',
+      namespace: 'default',
+      gracePeriodSeconds: 30,
+    })) as V1Pod;
     expect(again.metadata?.deletionGracePeriodSeconds).toBe(5);
     const wrongUid = await failure(
-      core.deleteNamespacedPod({ name: 'bound', namespace: 'default', body: { gracePeriodSeconds: 0, preconditions: { uid: 'other' } } }),
+      core.deleteNamespacedPod({
+        name: 'bound',
+        namespace: 'default',
+        body: { gracePeriodSeconds: 0, preconditions: { uid: 'other' } },
+      }),
     );
     expect(wrongUid.code).toBe(409);
     expect(String(wrongUid.body.message)).toContain('Precondition failed: UID in precondition: other');
@@ -227,14 +260,24 @@ describe('FakeApiServer REST', () => {
 
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'cm' } } });
     const status = await core.deleteNamespacedConfigMap({ name: 'cm', namespace: 'default' });
-    expect(status).toMatchObject({ kind: 'Status', status: 'Success', details: { name: 'cm', kind: 'configmaps' } });
+    expect(status).toMatchObject({
+      kind: 'Status',
+      status: 'Success',
+      details: { name: 'cm', kind: 'configmaps' },
+    });
   });
 
   it('issues TokenRequests for a ServiceAccount that exists', async () => {
     const auth = await core.createNamespacedServiceAccountToken({
       name: 'default',
       namespace: 'default',
-      body: { spec: { audiences: ['api'], expirationSeconds: 3600, boundObjectRef: { kind: 'Pod', name: 'web', uid: 'u1' } } },
+      body: {
+        spec: {
+          audiences: ['api'],
+          expirationSeconds: 3600,
+          boundObjectRef: { kind: 'Pod', name: 'web', uid: 'u1' },
+        },
+      },
     });
     expect(auth.status?.token.split('.')).toHaveLength(3);
     const claims = JSON.parse(Buffer.from(String(auth.status?.token.split('.')[1]), 'base64url').toString());
@@ -242,20 +285,33 @@ describe('FakeApiServer REST', () => {
     expect(claims['kubernetes.io'].pod).toEqual({ name: 'web', uid: 'u1' });
     expect(auth.status?.expirationTimestamp.getTime()).toBe((claims.iat + 3600) * 1000);
     expect(api.issuedTokens).toHaveLength(1);
-    const missing = await failure(core.createNamespacedServiceAccountToken({ name: 'nope', namespace: 'default', body: { spec: { audiences: [] } } }));
+    const missing = await failure(
+      core.createNamespacedServiceAccountToken({
+        name: 'nope',
+        namespace: 'default',
+        body: { spec: { audiences: [] } },
+      }),
+    );
     expect(missing.body.message).toBe('serviceaccounts "nope" not found');
     void AuthenticationV1Api;
   });
 
   it('validates against the schemas: 422 for a missing required field, 400 for a wrong type or a strict unknown field', async () => {
     const required = await failure(
-      core.createNamespacedPod({ namespace: 'default', body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'x' }, spec: {} as V1Pod['spec'] } }),
+      core.createNamespacedPod({
+        namespace: 'default',
+        body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'x' }, spec: {} as V1Pod['spec'] },
+      }),
     );
     expect(required.code).toBe(422);
     expect(required.body).toMatchObject({
       reason: 'Invalid',
       message: 'Pod "x" is invalid: spec.containers: Required value',
-      details: { name: 'x', kind: 'Pod', causes: [{ reason: 'FieldValueRequired', field: 'spec.containers' }] },
+      details: {
+        name: 'x',
+        kind: 'Pod',
+        causes: [{ reason: 'FieldValueRequired', field: 'spec.containers' }],
+      },
     });
     const typed = await failure(
       core.createNamespacedPod({
@@ -275,14 +331,18 @@ describe('FakeApiServer REST', () => {
       });
     const strict = await post('Strict');
     expect(strict.status).toBe(400);
-    expect(await strict.json()).toMatchObject({ message: 'strict decoding error: unknown field "spec.containers[0].bogus"' });
+    expect(await strict.json()).toMatchObject({
+      message: 'strict decoding error: unknown field "spec.containers[0].bogus"',
+    });
     const warn = await post('Warn');
     expect(warn.status).toBe(201);
     expect(warn.headers.get('warning')).toBe('299 - "unknown field \\"spec.containers[0].bogus\\""');
   });
 
   it('rejects an unsupported field selector with 400, as upstream', async () => {
-    const bad = await failure(core.listNamespacedPod({ namespace: 'default', fieldSelector: 'spec.bogus=1' }));
+    const bad = await failure(
+      core.listNamespacedPod({ namespace: 'default', fieldSelector: 'spec.bogus=1' }),
+    );
     expect(bad).toMatchObject({ code: 400, body: { message: 'field label not supported: spec.bogus' } });
   });
 });

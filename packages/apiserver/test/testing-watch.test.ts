@@ -32,7 +32,11 @@ interface Seen {
   abort(): void;
 }
 
-async function watch(kc: ReturnType<FakeApiServer['makeKubeConfig']>, path: string, query: Record<string, unknown>): Promise<Seen> {
+async function watch(
+  kc: ReturnType<FakeApiServer['makeKubeConfig']>,
+  path: string,
+  query: Record<string, string | number | boolean | undefined>,
+): Promise<Seen> {
   const seen: Seen = { events: [], done: undefined, closed: false, abort: () => {} };
   const ctl = await new Watch(kc).watch(
     path,
@@ -53,7 +57,9 @@ describe('FakeApiServer watch', () => {
     const first = api.create(cm('a'));
     api.create(cm('b'));
     api.update({ ...api.get('cm', 'default', 'a'), data: { k: 'v' } });
-    const w = await watch(kc, '/api/v1/namespaces/default/configmaps', { resourceVersion: first.metadata?.resourceVersion });
+    const w = await watch(kc, '/api/v1/namespaces/default/configmaps', {
+      resourceVersion: first.metadata?.resourceVersion,
+    });
     api.delete('configmaps', 'default', 'b');
     await vi.waitFor(() => expect(w.events).toHaveLength(3));
     expect(w.events.map((e) => [e.type, e.name])).toEqual([
@@ -78,20 +84,28 @@ describe('FakeApiServer watch', () => {
     const kc = await start({ historySize: 2 });
     const old = api.create(cm('a'));
     for (const n of ['b', 'c', 'd']) api.create(cm(n));
-    const w = await watch(kc, '/api/v1/namespaces/default/configmaps', { resourceVersion: old.metadata?.resourceVersion });
+    const w = await watch(kc, '/api/v1/namespaces/default/configmaps', {
+      resourceVersion: old.metadata?.resourceVersion,
+    });
     await vi.waitFor(() => expect(w.closed).toBe(true));
     const err = w.events.find((e) => e.type === 'ERROR')?.obj as unknown as Record<string, unknown>;
     expect(err).toMatchObject({ kind: 'Status', code: 410, reason: 'Expired' });
     expect(String(err.message)).toMatch(/^too old resource version: \d+ \(\d+\)$/);
     // compact() forgets everything.
     api.compact();
-    const w2 = await watch(kc, '/api/v1/namespaces/default/configmaps', { resourceVersion: String(Number(api.resourceVersion) - 1) });
+    const w2 = await watch(kc, '/api/v1/namespaces/default/configmaps', {
+      resourceVersion: String(Number(api.resourceVersion) - 1),
+    });
     await vi.waitFor(() => expect(w2.events[0]?.type).toBe('ERROR'));
   });
 
   it('sends bookmarks to watches that allow them, and ends a watch at timeoutSeconds', async () => {
     const kc = await start({ bookmarkIntervalMs: 1000 });
-    const w = await watch(kc, '/api/v1/pods', { allowWatchBookmarks: true, resourceVersion: api.resourceVersion, timeoutSeconds: 5 });
+    const w = await watch(kc, '/api/v1/pods', {
+      allowWatchBookmarks: true,
+      resourceVersion: api.resourceVersion,
+      timeoutSeconds: 5,
+    });
     const plain = await watch(kc, '/api/v1/pods', { resourceVersion: api.resourceVersion });
     await vi.waitFor(() => expect(api.openWatches).toHaveLength(2));
     clock.advance(1000);
@@ -128,8 +142,14 @@ describe('FakeApiServer watch', () => {
     });
     api.create(cm('b', { tier: 'y' }));
     api.create(cm('c', { tier: 'z' }));
-    api.update({ ...api.get('cm', 'default', 'a'), metadata: { ...api.get('cm', 'default', 'a')?.metadata, labels: { tier: 'x', legacy: '1' } } });
-    api.update({ ...api.get('cm', 'default', 'c'), metadata: { ...api.get('cm', 'default', 'c')?.metadata, labels: { tier: 'x' } } });
+    api.update({
+      ...api.get('cm', 'default', 'a'),
+      metadata: { ...api.get('cm', 'default', 'a')?.metadata, labels: { tier: 'x', legacy: '1' } },
+    });
+    api.update({
+      ...api.get('cm', 'default', 'c'),
+      metadata: { ...api.get('cm', 'default', 'c')?.metadata, labels: { tier: 'x' } },
+    });
     await vi.waitFor(() => expect(w.events).toHaveLength(3));
     expect(w.events.map((e) => [e.type, e.name])).toEqual([
       ['ADDED', 'b'],
@@ -138,13 +158,27 @@ describe('FakeApiServer watch', () => {
     ]);
     w.abort();
     const core = kc.makeApiClient(CoreV1Api);
-    api.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p1', namespace: 'default' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i' }] } });
-    api.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p2', namespace: 'default' }, spec: { nodeName: 'n2', containers: [{ name: 'c', image: 'i' }] } });
-    const list = await core.listPodForAllNamespaces({ fieldSelector: 'spec.nodeName=n1,status.phase!=Failed' });
+    api.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p1', namespace: 'default' },
+      spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i' }] },
+    });
+    api.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p2', namespace: 'default' },
+      spec: { nodeName: 'n2', containers: [{ name: 'c', image: 'i' }] },
+    });
+    const list = await core.listPodForAllNamespaces({
+      fieldSelector: 'spec.nodeName=n1,status.phase!=Failed',
+    });
     expect(list.items.map((p) => p.metadata?.name)).toEqual(['p1']);
     const not = await core.listPodForAllNamespaces({ fieldSelector: 'spec.nodeName!=n1' });
     expect(not.items.map((p) => p.metadata?.name)).toEqual(['p2']);
-    const svc = await core.listServiceForAllNamespaces({ fieldSelector: 'spec.clusterIP!=None,metadata.namespace==default' });
+    const svc = await core.listServiceForAllNamespaces({
+      fieldSelector: 'spec.clusterIP!=None,metadata.namespace==default',
+    });
     expect(svc.items.map((s) => s.metadata?.name)).toEqual(['kubernetes']);
   });
 
@@ -155,7 +189,11 @@ describe('FakeApiServer watch', () => {
     const one = await core.listNamespacedConfigMap({ namespace: 'default', limit: 2 });
     expect(one.items.map((c) => c.metadata?.name)).toEqual(['a', 'b']);
     expect(one.metadata?.remainingItemCount).toBe(2);
-    const two = await core.listNamespacedConfigMap({ namespace: 'default', limit: 2, _continue: one.metadata?._continue });
+    const two = await core.listNamespacedConfigMap({
+      namespace: 'default',
+      limit: 2,
+      _continue: one.metadata?._continue,
+    });
     expect(two.items.map((c) => c.metadata?.name)).toEqual(['c', 'kube-root-ca.crt']);
     expect(two.metadata?._continue).toBeUndefined();
   });
@@ -167,7 +205,12 @@ describe('FakeApiServer watch', () => {
     await vi.waitFor(() => expect(api.openWatches).toHaveLength(2));
     const unsilence = api.silenceWatch((w) => w.resource === 'configmaps');
     api.create(cm('quiet'));
-    api.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'i' }] } });
+    api.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', namespace: 'default' },
+      spec: { containers: [{ name: 'c', image: 'i' }] },
+    });
     await vi.waitFor(() => expect(pods.events).toHaveLength(1));
     expect(cms.events).toEqual([]);
     unsilence();
@@ -184,23 +227,36 @@ describe('FakeApiServer watch', () => {
     api.create(cm('kept'));
     const port = api.port;
     await api.refuseFor(2000);
-    await expect(core.readNamespacedConfigMap({ name: 'kept', namespace: 'default' })).rejects.toThrow(/ECONNREFUSED/);
+    await expect(core.readNamespacedConfigMap({ name: 'kept', namespace: 'default' })).rejects.toThrow(
+      /ECONNREFUSED/,
+    );
     clock.advance(2000);
     await vi.waitFor(async () => {
-      expect((await core.readNamespacedConfigMap({ name: 'kept', namespace: 'default' })).metadata?.name).toBe('kept');
+      expect(
+        (await core.readNamespacedConfigMap({ name: 'kept', namespace: 'default' })).metadata?.name,
+      ).toBe('kept');
     });
     expect(api.port).toBe(port);
     await api.refuseFor(1000, { status503: true });
-    await expect(core.readNamespacedConfigMap({ name: 'kept', namespace: 'default' })).rejects.toMatchObject({ code: 503 });
+    await expect(core.readNamespacedConfigMap({ name: 'kept', namespace: 'default' })).rejects.toMatchObject({
+      code: 503,
+    });
     clock.advance(1000);
     await api.restart();
     expect(api.port).toBe(port);
-    expect((await core.readNamespacedConfigMap({ name: 'kept', namespace: 'default' })).metadata?.name).toBe('kept');
+    expect((await core.readNamespacedConfigMap({ name: 'kept', namespace: 'default' })).metadata?.name).toBe(
+      'kept',
+    );
   });
 
   it('waitFor resolves once the predicate holds, including for a deletion', async () => {
     await start();
-    api.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' }, spec: { nodeName: 'n', containers: [{ name: 'c', image: 'i' }] } });
+    api.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', namespace: 'default' },
+      spec: { nodeName: 'n', containers: [{ name: 'c', image: 'i' }] },
+    });
     const gone = api.waitFor('pods', 'default', 'p', (p) => p === undefined);
     const marked = api.waitFor('pods', 'default', 'p', (p) => p?.metadata?.deletionTimestamp !== undefined);
     api.delete('pods', 'default', 'p');

@@ -6,7 +6,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Json, JsonObject } from './patch.js';
 import type { ResourceInfo } from './resources.js';
 
-type Obj = Record<string, any>; // biome-ignore-line: defaulting walks loosely typed objects
+// biome-ignore lint/suspicious/noExplicitAny: defaulting walks loosely typed objects
+type Obj = Record<string, any>;
 
 /** Upstream's name-generation alphabet (no vowels, no confusable digits). */
 const ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
@@ -74,7 +75,8 @@ function qosClass(spec: Obj): string {
 export function applyDefaults(info: ResourceInfo, obj: JsonObject, allocateClusterIP: () => string): void {
   const o = obj as Obj;
   if (info.group === '' && info.plural === 'pods') {
-    const spec: Obj = (o.spec ??= {});
+    o.spec ??= {};
+    const spec: Obj = o.spec;
     spec.restartPolicy ??= 'Always';
     spec.dnsPolicy ??= 'ClusterFirst';
     spec.terminationGracePeriodSeconds ??= 30;
@@ -85,12 +87,14 @@ export function applyDefaults(info: ResourceInfo, obj: JsonObject, allocateClust
     spec.serviceAccount ??= spec.serviceAccountName;
     spec.priority ??= 0;
     for (const c of [...(spec.containers ?? []), ...(spec.initContainers ?? [])]) defaultContainer(c);
-    const status: Obj = (o.status ??= {});
+    o.status ??= {};
+    const status: Obj = o.status;
     status.phase ??= 'Pending';
     status.qosClass ??= qosClass(spec);
   }
   if (info.group === '' && info.plural === 'services') {
-    const spec: Obj = (o.spec ??= {});
+    o.spec ??= {};
+    const spec: Obj = o.spec;
     spec.type ??= 'ClusterIP';
     spec.sessionAffinity ??= 'None';
     if (spec.type !== 'ExternalName') {
@@ -125,7 +129,10 @@ export const ROOT_CA =
 
 /** The objects a fresh control plane holds. @internal */
 export function bootstrapObjects(): { plural: string; obj: Json }[] {
-  const ns = (name: string) => ({ plural: 'namespaces', obj: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
+  const ns = (name: string) => ({
+    plural: 'namespaces',
+    obj: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
+  });
   return [
     ns('default'),
     ns('kube-system'),

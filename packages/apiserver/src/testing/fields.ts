@@ -24,7 +24,9 @@ function walk(type: string, value: Json | undefined, path: string, out: string[]
   if (value === undefined || value === null) return;
   const arr = /^Array<(.+)>$/.exec(type);
   if (arr) {
-    if (Array.isArray(value)) value.forEach((v, i) => walk(arr[1] as string, v, `${path}[${i}]`, out));
+    if (Array.isArray(value)) {
+      for (const [i, v] of value.entries()) walk(arr[1] as string, v, `${path}[${i}]`, out);
+    }
     return;
   }
   const map = /^\{ \[key: string\]: (.+); \}$/.exec(type);

@@ -57,6 +57,10 @@ export function openapiV3Document(path: string): unknown | undefined {
     openapi: '3.0.0',
     info: { title: 'Kubernetes', version: 'v1.34.0' },
     paths,
-    components: { schemas: Object.fromEntries(infos.map((i) => [`io.k8s.${apiVersionOf(i)}.${i.kind}`, { type: 'object' }])) },
+    components: {
+      schemas: Object.fromEntries(
+        infos.map((i) => [`io.k8s.${apiVersionOf(i)}.${i.kind}`, { type: 'object' }]),
+      ),
+    },
   };
 }

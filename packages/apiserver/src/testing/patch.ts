@@ -26,7 +26,10 @@ function unescapePointer(s: string): string {
 
 function pointer(path: string): string[] {
   if (path === '') return [];
-  if (!path.startsWith('/')) throw badRequest(`the server rejected our request due to an error in our request: invalid JSON pointer ${path}`);
+  if (!path.startsWith('/'))
+    throw badRequest(
+      `the server rejected our request due to an error in our request: invalid JSON pointer ${path}`,
+    );
   return path.slice(1).split('/').map(unescapePointer);
 }
 
@@ -152,7 +155,12 @@ function mergeKeyOf(field: string, items: Json[]): string | undefined {
   return typeof k === 'function' ? k(items) : k;
 }
 
-function smpList(field: string, target: Json[] | undefined, patch: Json[], order: Json[] | undefined): Json[] {
+function smpList(
+  field: string,
+  target: Json[] | undefined,
+  patch: Json[],
+  order: Json[] | undefined,
+): Json[] {
   const key = mergeKeyOf(field, [...(target ?? []), ...patch]);
   if (SET_LISTS.has(field)) {
     const out = [...(target ?? [])];

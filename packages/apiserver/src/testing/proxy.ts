@@ -9,7 +9,8 @@ import tls from 'node:tls';
 import type { JsonObject } from './patch.js';
 import { StatusError } from './status.js';
 
-type Obj = Record<string, any>; // biome-ignore-line: reads loosely typed Node objects
+// biome-ignore lint/suspicious/noExplicitAny: reads loosely typed Node objects
+type Obj = Record<string, any>;
 
 /** Where a kubelet listens. @internal */
 export interface KubeletTarget {
@@ -19,7 +20,12 @@ export interface KubeletTarget {
 }
 
 /** The kubelet URL path of a pod subresource request, or undefined for another subresource. @internal */
-export function kubeletPath(namespace: string, pod: string, sub: string, query: URLSearchParams): string | undefined {
+export function kubeletPath(
+  namespace: string,
+  pod: string,
+  sub: string,
+  query: URLSearchParams,
+): string | undefined {
   const q = new URLSearchParams(query);
   const container = q.get('container') ?? '';
   q.delete('container');
@@ -47,12 +53,23 @@ export function kubeletOf(pod: JsonObject, node: JsonObject | undefined, path: s
   const p = pod as Obj;
   const n = node as Obj | undefined;
   const name = p.metadata?.name ?? '';
-  if (!p.spec?.nodeName) throw new StatusError(400, 'BadRequest', `pod ${name} does not have a host assigned`);
-  if (!n) throw new StatusError(404, 'NotFound', `nodes "${p.spec.nodeName}" not found`, { name: p.spec.nodeName, kind: 'nodes' });
+  if (!p.spec?.nodeName)
+    throw new StatusError(400, 'BadRequest', `pod ${name} does not have a host assigned`);
+  if (!n)
+    throw new StatusError(404, 'NotFound', `nodes "${p.spec.nodeName}" not found`, {
+      name: p.spec.nodeName,
+      kind: 'nodes',
+    });
   const addrs: Obj[] = n.status?.addresses ?? [];
-  const host = (addrs.find((a) => a.type === 'InternalIP') ?? addrs.find((a) => a.type === 'Hostname'))?.address;
+  const host = (addrs.find((a) => a.type === 'InternalIP') ?? addrs.find((a) => a.type === 'Hostname'))
+    ?.address;
   const port = n.status?.daemonEndpoints?.kubeletEndpoint?.Port;
-  if (!host) throw new StatusError(500, 'InternalError', `node ${n.metadata?.name} has no InternalIP or Hostname address`);
+  if (!host)
+    throw new StatusError(
+      500,
+      'InternalError',
+      `node ${n.metadata?.name} has no InternalIP or Hostname address`,
+    );
   return { host, port: typeof port === 'number' && port > 0 ? port : 10250, path };
 }
 
@@ -66,10 +83,7 @@ export function proxyRequest(
   const headers = { ...req.headers, host: `${target.host}:${target.port}` };
   delete headers.authorization;
   const opts = { host: target.host, port: target.port, path: target.path, method: req.method, headers };
-  const out =
-    scheme === 'https'
-      ? https.request({ ...opts, rejectUnauthorized: false })
-      : http.request(opts);
+  const out = scheme === 'https' ? https.request({ ...opts, rejectUnauthorized: false }) : http.request(opts);
   out.on('response', (up) => {
     res.writeHead(up.statusCode ?? 502, up.headers);
     up.pipe(res);
@@ -79,7 +93,11 @@ export function proxyRequest(
       res.destroy();
       return;
     }
-    const s = new StatusError(503, 'ServiceUnavailable', `error trying to reach service: ${e.message}`).toStatus();
+    const s = new StatusError(
+      503,
+      'ServiceUnavailable',
+      `error trying to reach service: ${e.message}`,
+    ).toStatus();
     res.writeHead(503, { 'content-type': 'application/json' });
     res.end(JSON.stringify(s));
   });
@@ -96,7 +114,12 @@ export function proxyUpgrade(
 ): void {
   const upstream =
     scheme === 'https'
-      ? tls.connect({ host: target.host, port: target.port, rejectUnauthorized: false, servername: net.isIP(target.host) ? undefined : target.host })
+      ? tls.connect({
+          host: target.host,
+          port: target.port,
+          rejectUnauthorized: false,
+          servername: net.isIP(target.host) ? undefined : target.host,
+        })
       : net.connect({ host: target.host, port: target.port });
   const ready = scheme === 'https' ? 'secureConnect' : 'connect';
   upstream.once(ready, () => {

@@ -27,9 +27,7 @@ export interface ResourceInfo {
 
 const verbs = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
-function r(
-  p: Partial<ResourceInfo> & Pick<ResourceInfo, 'plural' | 'kind' | 'namespaced'>,
-): ResourceInfo {
+function r(p: Partial<ResourceInfo> & Pick<ResourceInfo, 'plural' | 'kind' | 'namespaced'>): ResourceInfo {
   return {
     group: '',
     version: 'v1',
@@ -89,7 +87,9 @@ export const RESOURCES: readonly ResourceInfo[] = [
     shortNames: ['no'],
     statusSubresource: true,
     fields: ['spec.unschedulable'],
-    subresources: [{ name: 'proxy', kind: 'NodeProxyOptions', verbs: ['create', 'delete', 'get', 'patch', 'update'] }],
+    subresources: [
+      { name: 'proxy', kind: 'NodeProxyOptions', verbs: ['create', 'delete', 'get', 'patch', 'update'] },
+    ],
   }),
   r({
     plural: 'pods',

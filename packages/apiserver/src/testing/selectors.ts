@@ -67,7 +67,8 @@ export function fieldValue(obj: unknown, path: string): string {
     if (cur === null || typeof cur !== 'object') return '';
     cur = (cur as Record<string, unknown>)[part];
   }
-  if (cur === undefined || cur === null) return path === 'spec.hostNetwork' || path === 'spec.unschedulable' ? 'false' : '';
+  if (cur === undefined || cur === null)
+    return path === 'spec.hostNetwork' || path === 'spec.unschedulable' ? 'false' : '';
   if (typeof cur === 'object') {
     // The Event `source` field label is source.component.
     const c = (cur as Record<string, unknown>).component;
@@ -77,7 +78,11 @@ export function fieldValue(obj: unknown, path: string): string {
 }
 
 /** Parses a fieldSelector against the labels `supported` (400 on any other, as upstream). @internal */
-export function parseFieldSelector(s: string | null, supported: readonly string[], kind: string): FieldSelector {
+export function parseFieldSelector(
+  s: string | null,
+  supported: readonly string[],
+  kind: string,
+): FieldSelector {
   if (!s || s.trim() === '') return () => true;
   const all = new Set(['metadata.name', 'metadata.namespace', ...supported]);
   const terms = s

@@ -6,28 +6,24 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type net from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { type Clock, RealClock, type Timer } from '@kubelet-kit/core';
 import { KubeConfig } from '@kubernetes/client-node';
 import {
-  apiGroup,
-  apiGroupList,
-  apiResourceList,
-  apiVersions,
-  SERVER_VERSION,
-} from './discovery.js';
-import { applyDefaults, bootstrapObjects, generateName, prepareForCreate, ROOT_CA, rfc3339 } from './defaults.js';
-import { openapiV3Index, openapiV3Document } from './openapi.js';
+  applyDefaults,
+  bootstrapObjects,
+  generateName,
+  prepareForCreate,
+  ROOT_CA,
+  rfc3339,
+} from './defaults.js';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, SERVER_VERSION } from './discovery.js';
+import { unknownFields } from './fields.js';
+import { openapiV3Document, openapiV3Index } from './openapi.js';
 import { applyPatch, type Json, type JsonObject, patchTypeOf } from './patch.js';
 import { kubeletOf, kubeletPath, proxyRequest, proxyUpgrade } from './proxy.js';
-import {
-  apiVersionOf,
-  findResource,
-  RESOURCES,
-  type ResourceInfo,
-  resourceOfKind,
-} from './resources.js';
+import { apiVersionOf, findResource, RESOURCES, type ResourceInfo, resourceOfKind } from './resources.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import {
   alreadyExists,
@@ -38,13 +34,12 @@ import {
   methodNotAllowed,
   notFound,
   pathNotFound,
-  serviceUnavailable,
   StatusError,
+  serviceUnavailable,
   unsupportedMediaType,
 } from './status.js';
 import { metaOf, ObjectStore, type StoreEvent } from './store.js';
 import { toTable, wantsTable } from './table.js';
-import { unknownFields } from './fields.js';
 import { validateObject } from './validation.js';
 
 /** Object metadata as the helpers see it. @public */
@@ -147,7 +142,8 @@ interface Route {
   readonly sub: string | undefined;
 }
 
-type Obj = Record<string, any>; // biome-ignore-line: handlers read loosely typed JSON
+// biome-ignore lint/suspicious/noExplicitAny: handlers read loosely typed JSON
+type Obj = Record<string, any>;
 
 /**
  * An in-memory Kubernetes API server speaking the real wire protocol, for tests.
@@ -317,17 +313,22 @@ export class FakeApiServer {
   // ---- object helpers --------------------------------------------------------------------
 
   /** Creates an object directly (system metadata and defaults filled, no validation). */
-  create<T extends KubeObject>(obj: T): T {
-    const info = this.resourceOfObject(obj);
+  create<T = KubeObject>(obj: object): T {
+    const info = this.resourceOfObject(obj as KubeObject);
     const copy = structuredClone(obj) as JsonObject;
-    const meta = (copy.metadata ??= {}) as Obj;
+    copy.metadata ??= {};
+    const meta = copy.metadata as Obj;
     delete meta.resourceVersion;
     if (info.namespaced) meta.namespace ??= 'default';
     return this.createSync(info, copy, false) as T;
   }
 
   /** An object, or undefined. `kind` is a Kind, plural or short name: `Pod`, `pods`, `po`. */
-  get<T extends KubeObject = KubeObject>(kind: string, namespace: string | undefined, name: string): T | undefined {
+  get<T extends KubeObject = KubeObject>(
+    kind: string,
+    namespace: string | undefined,
+    name: string,
+  ): T | undefined {
     const info = this.resource(kind);
     const o = this.store.get(info, info.namespaced ? namespace : undefined, name);
     return o ? (structuredClone(o) as T) : undefined;
@@ -340,9 +341,9 @@ export class FakeApiServer {
   }
 
   /** Replaces an object directly, spec and status both; a set resourceVersion must match. */
-  update<T extends KubeObject>(obj: T): T {
-    const info = this.resourceOfObject(obj);
-    const meta = (obj.metadata ?? {}) as FakeObjectMeta;
+  update<T = KubeObject>(obj: object): T {
+    const info = this.resourceOfObject(obj as KubeObject);
+    const meta = ((obj as KubeObject).metadata ?? {}) as FakeObjectMeta;
     const ns = info.namespaced ? (meta.namespace ?? 'default') : undefined;
     const cur = this.store.get(info, ns, String(meta.name));
     if (!cur) throw notFound(info, String(meta.name));
@@ -352,10 +353,16 @@ export class FakeApiServer {
   }
 
   /** Deletes an object as DELETE does (graceful for pods bound to a node). Undefined if absent. */
-  delete(kind: string, namespace: string | undefined, name: string, options: FakeDeleteOptions = {}): KubeObject | undefined {
+  delete(
+    kind: string,
+    namespace: string | undefined,
+    name: string,
+    options: FakeDeleteOptions = {},
+  ): KubeObject | undefined {
     const info = this.resource(kind);
     try {
-      return this.deleteObject(info, info.namespaced ? namespace : undefined, name, options).object as KubeObject;
+      return this.deleteObject(info, info.namespaced ? namespace : undefined, name, options)
+        .object as KubeObject;
     } catch (e) {
       if (e instanceof StatusError && e.code === 404) return undefined;
       throw e;
@@ -393,7 +400,9 @@ export class FakeApiServer {
       };
       const timer = this.clock.setTimeout(() => {
         this.store.watchers.delete(watcher);
-        reject(new Error(`waitFor ${info.plural} ${ns ? `${ns}/` : ''}${name}: timed out after ${timeoutMs} ms`));
+        reject(
+          new Error(`waitFor ${info.plural} ${ns ? `${ns}/` : ''}${name}: timed out after ${timeoutMs} ms`),
+        );
       }, timeoutMs);
       this.store.watchers.add(watcher);
     });
@@ -462,14 +471,22 @@ export class FakeApiServer {
 
   private resource(kind: string): ResourceInfo {
     const info = resourceOfKind(kind);
-    if (!info) throw new Error(`FakeApiServer: no resource "${kind}" (served: ${RESOURCES.map((r) => r.plural).join(', ')})`);
+    if (!info)
+      throw new Error(
+        `FakeApiServer: no resource "${kind}" (served: ${RESOURCES.map((r) => r.plural).join(', ')})`,
+      );
     return info;
   }
 
   private resourceOfObject(obj: KubeObject): ResourceInfo {
     const info =
-      obj.apiVersion && obj.kind ? resourceOfKind(obj.apiVersion, obj.kind) : obj.kind ? resourceOfKind(obj.kind) : undefined;
-    if (!info) throw new Error(`FakeApiServer: no resource for apiVersion ${obj.apiVersion} kind ${obj.kind}`);
+      obj.apiVersion && obj.kind
+        ? resourceOfKind(obj.apiVersion, obj.kind)
+        : obj.kind
+          ? resourceOfKind(obj.kind)
+          : undefined;
+    if (!info)
+      throw new Error(`FakeApiServer: no resource for apiVersion ${obj.apiVersion} kind ${obj.kind}`);
     return info;
   }
 
@@ -484,15 +501,24 @@ export class FakeApiServer {
 
   /** Create without HTTP: fills metadata, stores, and seeds a new namespace's objects. */
   private createSync(info: ResourceInfo, obj: JsonObject, _bootstrap: boolean): JsonObject {
-    const meta = (obj.metadata ??= {}) as Obj;
+    obj.metadata ??= {};
+    const meta = obj.metadata as Obj;
     obj.apiVersion = apiVersionOf(info);
     obj.kind = info.kind;
     if (!meta.name && meta.generateName) meta.name = generateName(String(meta.generateName));
-    if (!meta.name) throw invalid(info, '', [{ reason: 'FieldValueRequired', message: 'Required value: name or generateName is required', field: 'metadata.name' }]);
+    if (!meta.name)
+      throw invalid(info, '', [
+        {
+          reason: 'FieldValueRequired',
+          message: 'Required value: name or generateName is required',
+          field: 'metadata.name',
+        },
+      ]);
     const ns = info.namespaced ? String(meta.namespace ?? 'default') : undefined;
     if (info.namespaced) {
       meta.namespace = ns;
-      if (!this.store.get(this.resource('namespaces'), undefined, String(ns))) throw notFound(this.resource('namespaces'), String(ns));
+      if (!this.store.get(this.resource('namespaces'), undefined, String(ns)))
+        throw notFound(this.resource('namespaces'), String(ns));
     }
     if (this.store.get(info, ns, meta.name)) throw alreadyExists(info, meta.name);
     prepareForCreate(info, obj, this.now());
@@ -506,7 +532,12 @@ export class FakeApiServer {
   private seedNamespace(ns: string): void {
     this.createSync(
       this.resource('configmaps'),
-      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-root-ca.crt', namespace: ns }, data: { 'ca.crt': ROOT_CA } },
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'kube-root-ca.crt', namespace: ns },
+        data: { 'ca.crt': ROOT_CA },
+      },
       true,
     );
     this.createSync(
@@ -521,14 +552,24 @@ export class FakeApiServer {
    * or everything but the status (the status subresource), checks the resourceVersion
    * precondition, bumps a pod's generation on a spec change, stores.
    */
-  private commitUpdate(info: ResourceInfo, cur: JsonObject, next: JsonObject, part: 'main' | 'status' | 'all'): JsonObject {
+  private commitUpdate(
+    info: ResourceInfo,
+    cur: JsonObject,
+    next: JsonObject,
+    part: 'main' | 'status' | 'all',
+  ): JsonObject {
     const curMeta = cur.metadata as Obj;
-    const meta = ((next.metadata ??= {}) as Obj);
+    next.metadata ??= {};
+    const meta = next.metadata as Obj;
     const name = String(curMeta.name);
     if (meta.name !== undefined && meta.name !== name) {
       throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
     }
-    if (meta.resourceVersion !== undefined && meta.resourceVersion !== '' && meta.resourceVersion !== curMeta.resourceVersion) {
+    if (
+      meta.resourceVersion !== undefined &&
+      meta.resourceVersion !== '' &&
+      meta.resourceVersion !== curMeta.resourceVersion
+    ) {
       throw conflict(info, name);
     }
     next.apiVersion = apiVersionOf(info);
@@ -556,7 +597,8 @@ export class FakeApiServer {
       }
       delete m.managedFields;
       if (curMeta.generation !== undefined) {
-        m.generation = JSON.stringify(cur.spec) === JSON.stringify(out.spec) ? curMeta.generation : curMeta.generation + 1;
+        m.generation =
+          JSON.stringify(cur.spec) === JSON.stringify(out.spec) ? curMeta.generation : curMeta.generation + 1;
       }
       applyDefaults(info, out, this.allocateClusterIP);
     }
@@ -584,7 +626,11 @@ export class FakeApiServer {
     if (!cur) throw notFound(info, name);
     const pre = options.preconditions;
     if (pre?.uid !== undefined && pre.uid !== cur.metadata.uid) {
-      throw conflict(info, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.metadata.uid}`);
+      throw conflict(
+        info,
+        name,
+        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.metadata.uid}`,
+      );
     }
     if (pre?.resourceVersion !== undefined && pre.resourceVersion !== cur.metadata.resourceVersion) {
       throw conflict(
@@ -628,7 +674,9 @@ export class FakeApiServer {
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://x');
     const chunks: Buffer[] = [];
-    const isProxy = /^\/api\/v1\/namespaces\/[^/]+\/pods\/[^/]+\/(log|exec|attach|portforward)$/.test(url.pathname);
+    const isProxy = /^\/api\/v1\/namespaces\/[^/]+\/pods\/[^/]+\/(log|exec|attach|portforward)$/.test(
+      url.pathname,
+    );
     if (!isProxy) {
       for await (const c of req) chunks.push(c as Buffer);
     }
@@ -661,11 +709,13 @@ export class FakeApiServer {
     };
     try {
       if (this.refusing503) throw serviceUnavailable();
-      if (bodyError) throw badRequest(`the object provided is unrecognized (must be of type JSON): ${bodyError}`);
+      if (bodyError)
+        throw badRequest(`the object provided is unrecognized (must be of type JSON): ${bodyError}`);
       await this.route(req, res, url, body, send, record);
     } catch (e) {
       if (e instanceof StatusError) send(e.code, e.toStatus());
-      else send(500, new StatusError(500, 'InternalError', `Internal error occurred: ${String(e)}`).toStatus());
+      else
+        send(500, new StatusError(500, 'InternalError', `Internal error occurred: ${String(e)}`).toStatus());
     }
   }
 
@@ -694,7 +744,10 @@ export class FakeApiServer {
       const doc = openapiV3Document(oa[1] as string);
       return doc ? send(200, doc) : send(404, pathNotFound().toStatus());
     }
-    const seg = p.split('/').filter((s) => s !== '').map(decodeURIComponent);
+    const seg = p
+      .split('/')
+      .filter((s) => s !== '')
+      .map(decodeURIComponent);
     let group: string;
     let version: string;
     let rest: string[];
@@ -727,11 +780,17 @@ export class FakeApiServer {
       return send(404, pathNotFound().toStatus());
     }
     const route: Route = { info, namespace, name: rest[1], sub: rest[2] };
-    if (route.sub && route.sub !== 'status' && !info.subresources.some((s) => s.name === route.sub) && route.sub !== 'binding') {
+    if (
+      route.sub &&
+      route.sub !== 'status' &&
+      !info.subresources.some((s) => s.name === route.sub) &&
+      route.sub !== 'binding'
+    ) {
       return send(404, pathNotFound().toStatus());
     }
     if (route.sub === 'status' && !info.statusSubresource) return send(404, pathNotFound().toStatus());
-    if (info.namespaced && route.name !== undefined && namespace === undefined) return send(404, pathNotFound().toStatus());
+    if (info.namespaced && route.name !== undefined && namespace === undefined)
+      return send(404, pathNotFound().toStatus());
     const q = url.searchParams;
 
     if (info.plural === 'pods' && route.sub && ['log', 'exec', 'attach', 'portforward'].includes(route.sub)) {
@@ -745,13 +804,17 @@ export class FakeApiServer {
     switch (method) {
       case 'GET': {
         if (route.name === undefined) {
-          if (q.get('watch') === 'true' || q.get('watch') === '1') return this.serveWatch(req, res, route, q, record);
+          if (q.get('watch') === 'true' || q.get('watch') === '1')
+            return this.serveWatch(req, res, route, q, record);
           return send(200, this.listResponse(route, q, String(req.headers.accept ?? '')));
         }
         const obj = this.store.get(info, namespace, route.name);
         if (!obj) throw notFound(info, route.name);
         if (wantsTable(req.headers.accept)) {
-          return send(200, toTable(info, [obj], String(metaOf(obj).resourceVersion), this.now(), q.get('includeObject')));
+          return send(
+            200,
+            toTable(info, [obj], String(metaOf(obj).resourceVersion), this.now(), q.get('includeObject')),
+          );
         }
         return send(200, obj);
       }
@@ -781,8 +844,14 @@ export class FakeApiServer {
         if (route.name === undefined) {
           const items = this.selected(route, q);
           const out: JsonObject[] = [];
-          for (const o of items) out.push(this.deleteObject(info, namespace, String(metaOf(o).name), opts).object);
-          return send(200, { kind: `${info.kind}List`, apiVersion: apiVersionOf(info), metadata: { resourceVersion: this.resourceVersion }, items: out.map(stripTypeMeta) });
+          for (const o of items)
+            out.push(this.deleteObject(info, namespace, String(metaOf(o).name), opts).object);
+          return send(200, {
+            kind: `${info.kind}List`,
+            apiVersion: apiVersionOf(info),
+            metadata: { resourceVersion: this.resourceVersion },
+            items: out.map(stripTypeMeta),
+          });
         }
         if (q.get('dryRun') === 'All') {
           const o = this.store.get(info, namespace, route.name);
@@ -796,7 +865,12 @@ export class FakeApiServer {
           apiVersion: 'v1',
           metadata: {},
           status: 'Success',
-          details: { name: route.name, ...(info.group ? { group: info.group } : {}), kind: info.plural, uid: metaOf(object).uid },
+          details: {
+            name: route.name,
+            ...(info.group ? { group: info.group } : {}),
+            kind: info.plural,
+            uid: metaOf(object).uid,
+          },
         });
       }
       default:
@@ -828,14 +902,21 @@ export class FakeApiServer {
     });
     const fail = (e: StatusError) => {
       const text = JSON.stringify(e.toStatus());
-      socket.end(`HTTP/1.1 ${e.code} ${e.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+      socket.end(
+        `HTTP/1.1 ${e.code} ${e.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+      );
     };
     if (!m || this.refusing503) {
       fail(this.refusing503 ? serviceUnavailable() : pathNotFound());
       return;
     }
     try {
-      const route: Route = { info: this.resource('pods'), namespace: decodeURIComponent(m[1] as string), name: decodeURIComponent(m[2] as string), sub: m[3] };
+      const route: Route = {
+        info: this.resource('pods'),
+        namespace: decodeURIComponent(m[1] as string),
+        name: decodeURIComponent(m[2] as string),
+        sub: m[3],
+      };
       proxyUpgrade(req, socket, head, this.kubeletTarget(route, url.searchParams), this.kubeletScheme);
     } catch (e) {
       fail(e instanceof StatusError ? e : new StatusError(500, 'InternalError', String(e)));
@@ -877,7 +958,10 @@ export class FakeApiServer {
     return {
       kind: `${info.kind}List`,
       apiVersion: apiVersionOf(info),
-      metadata: { resourceVersion: rv, ...(cont ? { continue: cont, remainingItemCount: remaining ?? 0 } : {}) },
+      metadata: {
+        resourceVersion: rv,
+        ...(cont ? { continue: cont, remainingItemCount: remaining ?? 0 } : {}),
+      },
       items: items.map(stripTypeMeta),
     };
   }
@@ -904,7 +988,13 @@ export class FakeApiServer {
       if (res.writableEnded || res.destroyed) return;
       const obj =
         table && type !== 'ERROR' && type !== 'BOOKMARK'
-          ? toTable(info, [object as JsonObject], String(metaOf(object as JsonObject).resourceVersion), this.now(), q.get('includeObject'))
+          ? toTable(
+              info,
+              [object as JsonObject],
+              String(metaOf(object as JsonObject).resourceVersion),
+              this.now(),
+              q.get('includeObject'),
+            )
           : object;
       res.write(`${JSON.stringify({ type, object: obj })}\n`);
     };
@@ -943,12 +1033,16 @@ export class FakeApiServer {
     };
     watch.silenced = [...this.silencers].some((f) => f(watch));
     if (rvParam === '' || rvParam === '0' || sendInitial) {
-      for (const o of this.store.list(info, route.namespace)) if (matches(o) && !watch.silenced) write('ADDED', o);
+      for (const o of this.store.list(info, route.namespace))
+        if (matches(o) && !watch.silenced) write('ADDED', o);
       if (sendInitial && watch.query.allowWatchBookmarks === 'true') {
         write('BOOKMARK', {
           kind: info.kind,
           apiVersion: apiVersionOf(info),
-          metadata: { resourceVersion: this.resourceVersion, annotations: { 'k8s.io/initial-events-end': 'true' } },
+          metadata: {
+            resourceVersion: this.resourceVersion,
+            annotations: { 'k8s.io/initial-events-end': 'true' },
+          },
         });
       }
     } else {
@@ -960,12 +1054,16 @@ export class FakeApiServer {
       }
       const events = this.store.since(info, from);
       if (!events) {
-        write('ERROR', expired(`too old resource version: ${from} (${this.store.oldestWatchable + 1})`).toStatus());
+        write(
+          'ERROR',
+          expired(`too old resource version: ${from} (${this.store.oldestWatchable + 1})`).toStatus(),
+        );
         res.end();
         return;
       }
       for (const ev of events) {
-        if (route.namespace === undefined || metaOf(ev.object).namespace === route.namespace) deliver(watch, ev);
+        if (route.namespace === undefined || metaOf(ev.object).namespace === route.namespace)
+          deliver(watch, ev);
       }
     }
     this.store.watchers.add(storeWatcher);
@@ -980,7 +1078,11 @@ export class FakeApiServer {
 
   private bookmark(w: OpenWatch): void {
     if (w.silenced || w.res.writableEnded) return;
-    const info = findResource(w.group, RESOURCES.find((r) => r.group === w.group)?.version ?? 'v1', w.resource);
+    const info = findResource(
+      w.group,
+      RESOURCES.find((r) => r.group === w.group)?.version ?? 'v1',
+      w.resource,
+    );
     if (!info) return;
     w.res.write(
       `${JSON.stringify({ type: 'BOOKMARK', object: { kind: info.kind, apiVersion: apiVersionOf(info), metadata: { resourceVersion: this.resourceVersion } } })}\n`,
@@ -995,7 +1097,12 @@ export class FakeApiServer {
    * Schema checks, and the unknown fields as `fieldValidation` asks: Strict fails with 400,
    * Warn (the default) answers with Warning headers, Ignore says nothing.
    */
-  private async checked(info: ResourceInfo, obj: JsonObject, q: URLSearchParams, res: http.ServerResponse): Promise<void> {
+  private async checked(
+    info: ResourceInfo,
+    obj: JsonObject,
+    q: URLSearchParams,
+    res: http.ServerResponse,
+  ): Promise<void> {
     if (!this.validateWrites) return;
     const mode = q.get('fieldValidation') ?? 'Warn';
     if (mode !== 'Ignore') {
@@ -1004,24 +1111,37 @@ export class FakeApiServer {
         throw badRequest(`strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
       }
       if (unknown.length > 0) {
-        res.setHeader('Warning', unknown.map((f) => `299 - "unknown field \\"${f}\\""`));
+        res.setHeader(
+          'Warning',
+          unknown.map((f) => `299 - "unknown field \\"${f}\\""`),
+        );
       }
     }
     await validateObject(info, obj);
   }
 
-  private async httpCreate(route: Route, body: unknown, q: URLSearchParams, res: http.ServerResponse): Promise<JsonObject> {
+  private async httpCreate(
+    route: Route,
+    body: unknown,
+    q: URLSearchParams,
+    res: http.ServerResponse,
+  ): Promise<JsonObject> {
     const info = route.info;
     if (!isObject(body)) throw badRequest('the object provided is unrecognized (must be of type JSON)');
     const obj = structuredClone(body) as JsonObject;
     // A body without kind and apiVersion takes the URL's, as upstream's decoder defaults them.
     if ((obj.kind && obj.kind !== info.kind) || (obj.apiVersion && obj.apiVersion !== apiVersionOf(info))) {
-      throw badRequest(`the API version in the data (${obj.apiVersion}) does not match the expected API version (${apiVersionOf(info)})`);
+      throw badRequest(
+        `the API version in the data (${obj.apiVersion}) does not match the expected API version (${apiVersionOf(info)})`,
+      );
     }
-    const meta = ((obj.metadata ??= {}) as Obj);
+    obj.metadata ??= {};
+    const meta = obj.metadata as Obj;
     if (info.namespaced) {
       if (meta.namespace !== undefined && meta.namespace !== '' && meta.namespace !== route.namespace) {
-        throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+        throw badRequest(
+          'the namespace of the provided object does not match the namespace sent on the request',
+        );
       }
       if (route.namespace === undefined) throw methodNotAllowed();
       meta.namespace = route.namespace;
@@ -1037,7 +1157,12 @@ export class FakeApiServer {
     return this.createSync(info, obj, false);
   }
 
-  private async httpReplace(route: Route, body: unknown, q: URLSearchParams, res: http.ServerResponse): Promise<JsonObject> {
+  private async httpReplace(
+    route: Route,
+    body: unknown,
+    q: URLSearchParams,
+    res: http.ServerResponse,
+  ): Promise<JsonObject> {
     const info = route.info;
     const name = String(route.name);
     if (!isObject(body)) throw badRequest('the object provided is unrecognized (must be of type JSON)');
@@ -1064,9 +1189,11 @@ export class FakeApiServer {
     const cur = this.store.get(info, route.namespace, name);
     if (!cur) {
       if (type === 'apply' && !route.sub) {
-        if (!q.get('fieldManager')) throw badRequest('PATCH, application/apply-patch+yaml requires fieldManager to be set');
+        if (!q.get('fieldManager'))
+          throw badRequest('PATCH, application/apply-patch+yaml requires fieldManager to be set');
         const obj = structuredClone(body) as JsonObject;
-        const meta = ((obj.metadata ??= {}) as Obj);
+        obj.metadata ??= {};
+        const meta = obj.metadata as Obj;
         meta.name = name;
         return { code: 201, obj: await this.httpCreate(route, obj, q, res) };
       }
@@ -1080,7 +1207,10 @@ export class FakeApiServer {
     if (!isObject(patched)) throw badRequest('the patch did not produce an object');
     await this.checked(info, patched, q, res);
     if (q.get('dryRun') === 'All') return { code: 200, obj: patched };
-    return { code: 200, obj: this.commitUpdate(info, cur, patched, route.sub === 'status' ? 'status' : 'main') };
+    return {
+      code: 200,
+      obj: this.commitUpdate(info, cur, patched, route.sub === 'status' ? 'status' : 'main'),
+    };
   }
 
   private deleteOptions(body: Obj | undefined, q: URLSearchParams): FakeDeleteOptions {
@@ -1088,7 +1218,14 @@ export class FakeApiServer {
     const pre = body?.preconditions;
     return {
       ...(grace !== undefined && grace !== null ? { gracePeriodSeconds: Number(grace) } : {}),
-      ...(pre ? { preconditions: { ...(pre.uid ? { uid: String(pre.uid) } : {}), ...(pre.resourceVersion ? { resourceVersion: String(pre.resourceVersion) } : {}) } } : {}),
+      ...(pre
+        ? {
+            preconditions: {
+              ...(pre.uid ? { uid: String(pre.uid) } : {}),
+              ...(pre.resourceVersion ? { resourceVersion: String(pre.resourceVersion) } : {}),
+            },
+          }
+        : {}),
     };
   }
 
@@ -1100,14 +1237,27 @@ export class FakeApiServer {
     const spec: Obj = body?.spec ?? {};
     const expirationSeconds: number = spec.expirationSeconds ?? 3600;
     if (expirationSeconds < 600) {
-      throw new StatusError(422, 'Invalid', `TokenRequest.authentication.k8s.io "${name}" is invalid: spec.expirationSeconds: Invalid value: ${expirationSeconds}: may not specify a duration less than 10 minutes`, {
-        name,
-        group: 'authentication.k8s.io',
-        kind: 'TokenRequest',
-        causes: [{ reason: 'FieldValueInvalid', message: `Invalid value: ${expirationSeconds}: may not specify a duration less than 10 minutes`, field: 'spec.expirationSeconds' }],
-      });
+      throw new StatusError(
+        422,
+        'Invalid',
+        `TokenRequest.authentication.k8s.io "${name}" is invalid: spec.expirationSeconds: Invalid value: ${expirationSeconds}: may not specify a duration less than 10 minutes`,
+        {
+          name,
+          group: 'authentication.k8s.io',
+          kind: 'TokenRequest',
+          causes: [
+            {
+              reason: 'FieldValueInvalid',
+              message: `Invalid value: ${expirationSeconds}: may not specify a duration less than 10 minutes`,
+              field: 'spec.expirationSeconds',
+            },
+          ],
+        },
+      );
     }
-    const audiences: string[] = spec.audiences?.length ? spec.audiences : ['https://kubernetes.default.svc.cluster.local'];
+    const audiences: string[] = spec.audiences?.length
+      ? spec.audiences
+      : ['https://kubernetes.default.svc.cluster.local'];
     const iat = Math.floor(this.now() / 1000);
     const exp = iat + expirationSeconds;
     const ref: Obj | undefined = spec.boundObjectRef;
@@ -1131,7 +1281,14 @@ export class FakeApiServer {
       'unsigned',
     ].join('.');
     const expirationTimestamp = rfc3339(exp * 1000);
-    this.issued.push({ namespace: ns, serviceAccount: name, token, audiences, expirationTimestamp, ...(ref ? { boundObjectRef: ref } : {}) });
+    this.issued.push({
+      namespace: ns,
+      serviceAccount: name,
+      token,
+      audiences,
+      expirationTimestamp,
+      ...(ref ? { boundObjectRef: ref } : {}),
+    });
     return {
       kind: 'TokenRequest',
       apiVersion: 'authentication.k8s.io/v1',
@@ -1146,7 +1303,8 @@ export class FakeApiServer {
     const info = this.resource('pods');
     const cur = this.store.get(info, ns, name) as Obj | undefined;
     if (!cur) throw notFound(info, name);
-    if (cur.spec?.nodeName) throw conflict(info, name, `pod ${name} is already assigned to node "${cur.spec.nodeName}"`);
+    if (cur.spec?.nodeName)
+      throw conflict(info, name, `pod ${name} is already assigned to node "${cur.spec.nodeName}"`);
     const next = structuredClone(cur);
     next.spec.nodeName = body?.target?.name;
     this.store.put(info, next as JsonObject);

@@ -1,6 +1,6 @@
 // Status objects shaped as the real API server shapes them (apimachinery's
 // pkg/api/errors: NewNotFound, NewAlreadyExists, NewConflict, NewInvalid, …).
-import { type ResourceInfo, qualifiedName } from './resources.js';
+import { qualifiedName, type ResourceInfo } from './resources.js';
 
 /** A `kind: Status` failure and its HTTP code. @internal */
 export class StatusError extends Error {
@@ -84,7 +84,11 @@ export function badRequest(message: string): StatusError {
 
 /** @internal */
 export function methodNotAllowed(): StatusError {
-  return new StatusError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+  return new StatusError(
+    405,
+    'MethodNotAllowed',
+    'the server does not allow this method on the requested resource',
+  );
 }
 
 /** The answer to an unknown path (upstream answers it with a 404 Status, reason NotFound). @internal */
@@ -104,7 +108,11 @@ export function gone(message: string): StatusError {
 
 /** @internal */
 export function unsupportedMediaType(type: string): StatusError {
-  return new StatusError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got ${type})`);
+  return new StatusError(
+    415,
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got ${type})`,
+  );
 }
 
 /** @internal */

@@ -12,7 +12,8 @@ interface Column {
   readonly description?: string;
 }
 
-type Obj = Record<string, any>; // biome-ignore-line: printing reads loosely typed objects
+// biome-ignore lint/suspicious/noExplicitAny: printing reads loosely typed objects
+type Obj = Record<string, any>;
 
 /** apimachinery's duration.HumanDuration. @internal */
 export function humanDuration(ms: number): string {
@@ -80,7 +81,13 @@ function podRow(p: Obj, now: number): Json[] {
 function nodeRow(n: Obj, now: number): Json[] {
   const conds: Obj[] = n.status?.conditions ?? [];
   const readyCond = conds.find((c) => c.type === 'Ready');
-  let status = !readyCond ? 'Unknown' : readyCond.status === 'True' ? 'Ready' : readyCond.status === 'False' ? 'NotReady' : 'Unknown';
+  let status = !readyCond
+    ? 'Unknown'
+    : readyCond.status === 'True'
+      ? 'Ready'
+      : readyCond.status === 'False'
+        ? 'NotReady'
+        : 'Unknown';
   if (n.spec?.unschedulable) status += ',SchedulingDisabled';
   const roles = Object.keys(n.metadata?.labels ?? {})
     .filter((k) => k.startsWith('node-role.kubernetes.io/'))
@@ -182,7 +189,15 @@ const TABLES: Record<string, { columns: Column[]; row: (o: Obj, now: number) => 
     row: (o, now) => [o.metadata?.name ?? '', o.status?.phase ?? '', age(now, o.metadata?.creationTimestamp)],
   },
   '/services': {
-    columns: [str('Name', 0, 'name'), str('Type'), str('Cluster-IP'), str('External-IP'), str('Port(s)'), str('Age'), str('Selector', 1)],
+    columns: [
+      str('Name', 0, 'name'),
+      str('Type'),
+      str('Cluster-IP'),
+      str('External-IP'),
+      str('Port(s)'),
+      str('Age'),
+      str('Selector', 1),
+    ],
     row: (o, now) => [
       o.metadata?.name ?? '',
       o.spec?.type ?? '',
@@ -192,11 +207,19 @@ const TABLES: Record<string, { columns: Column[]; row: (o: Obj, now: number) => 
         .map((p: Obj) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ''}/${p.protocol ?? 'TCP'}`)
         .join(',') || '<none>',
       age(now, o.metadata?.creationTimestamp),
-      o.spec?.selector ? Object.entries(o.spec.selector).map(([k, v]) => `${k}=${v}`).join(',') : '<none>',
+      o.spec?.selector
+        ? Object.entries(o.spec.selector)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(',')
+        : '<none>',
     ],
   },
   '/configmaps': {
-    columns: [str('Name', 0, 'name'), { name: 'Data', type: 'integer', description: 'Data', priority: 0 }, str('Age')],
+    columns: [
+      str('Name', 0, 'name'),
+      { name: 'Data', type: 'integer', description: 'Data', priority: 0 },
+      str('Age'),
+    ],
     row: (o, now) => [
       o.metadata?.name ?? '',
       Object.keys(o.data ?? {}).length + Object.keys(o.binaryData ?? {}).length,
@@ -204,7 +227,12 @@ const TABLES: Record<string, { columns: Column[]; row: (o: Obj, now: number) => 
     ],
   },
   '/secrets': {
-    columns: [str('Name', 0, 'name'), str('Type'), { name: 'Data', type: 'integer', description: 'Data', priority: 0 }, str('Age')],
+    columns: [
+      str('Name', 0, 'name'),
+      str('Type'),
+      { name: 'Data', type: 'integer', description: 'Data', priority: 0 },
+      str('Age'),
+    ],
     row: (o, now) => [
       o.metadata?.name ?? '',
       o.type ?? '',
@@ -213,12 +241,24 @@ const TABLES: Record<string, { columns: Column[]; row: (o: Obj, now: number) => 
     ],
   },
   '/serviceaccounts': {
-    columns: [str('Name', 0, 'name'), { name: 'Secrets', type: 'integer', description: 'Secrets', priority: 0 }, str('Age')],
-    row: (o, now) => [o.metadata?.name ?? '', (o.secrets ?? []).length, age(now, o.metadata?.creationTimestamp)],
+    columns: [
+      str('Name', 0, 'name'),
+      { name: 'Secrets', type: 'integer', description: 'Secrets', priority: 0 },
+      str('Age'),
+    ],
+    row: (o, now) => [
+      o.metadata?.name ?? '',
+      (o.secrets ?? []).length,
+      age(now, o.metadata?.creationTimestamp),
+    ],
   },
   'coordination.k8s.io/leases': {
     columns: [str('Name', 0, 'name'), str('Holder'), str('Age')],
-    row: (o, now) => [o.metadata?.name ?? '', o.spec?.holderIdentity ?? '', age(now, o.metadata?.creationTimestamp)],
+    row: (o, now) => [
+      o.metadata?.name ?? '',
+      o.spec?.holderIdentity ?? '',
+      age(now, o.metadata?.creationTimestamp),
+    ],
   },
   'node.k8s.io/runtimeclasses': {
     columns: [str('Name', 0, 'name'), str('Handler'), str('Age')],
@@ -241,7 +281,10 @@ export function toTable(
   includeObject: string | null,
 ): JsonObject {
   const t = TABLES[`${info.group}/${info.plural}`] ?? {
-    columns: [str('Name', 0, 'name'), { name: 'Created At', type: 'date', description: 'Created At', priority: 0 }],
+    columns: [
+      str('Name', 0, 'name'),
+      { name: 'Created At', type: 'date', description: 'Created At', priority: 0 },
+    ],
     row: (o: Obj) => [o.metadata?.name ?? '', o.metadata?.creationTimestamp ?? ''],
   };
   return {

@@ -41,13 +41,25 @@ export function fieldPath(instancePath: string, extra?: string): string {
 }
 
 /** Checks `obj` against its schema; throws the Status the real server would answer. @internal */
-export async function validateObject(info: ResourceInfo, obj: JsonObject, load: Loader = loadModel): Promise<void> {
+export async function validateObject(
+  info: ResourceInfo,
+  obj: JsonObject,
+  load: Loader = loadModel,
+): Promise<void> {
   const meta = (obj.metadata ?? {}) as { name?: string };
   const name = meta.name ?? '';
   // The one semantic rule the schema misses that every client hits: a pod needs a container.
   const spec = obj.spec as { containers?: unknown[] } | undefined;
-  if (info.group === '' && info.kind === 'Pod' && spec && Array.isArray(spec.containers) && spec.containers.length === 0) {
-    throw invalid(info, name, [{ reason: 'FieldValueRequired', message: 'Required value', field: 'spec.containers' }]);
+  if (
+    info.group === '' &&
+    info.kind === 'Pod' &&
+    spec &&
+    Array.isArray(spec.containers) &&
+    spec.containers.length === 0
+  ) {
+    throw invalid(info, name, [
+      { reason: 'FieldValueRequired', message: 'Required value', field: 'spec.containers' },
+    ]);
   }
   const Model = await load(info);
   if (!Model) return;
@@ -55,7 +67,10 @@ export async function validateObject(info: ResourceInfo, obj: JsonObject, load: 
     new Model(obj).validate();
   } catch (e) {
     const errors = ((e as { errors?: AjvError[] }).errors ?? []) as AjvError[];
-    if (errors.length === 0) throw badRequest(`${info.kind} in version "${info.version}" cannot be handled as a ${info.kind}: ${String(e)}`);
+    if (errors.length === 0)
+      throw badRequest(
+        `${info.kind} in version "${info.version}" cannot be handled as a ${info.kind}: ${String(e)}`,
+      );
     const typeError = errors.find((x) => x.keyword === 'type');
     if (typeError) {
       throw badRequest(
@@ -69,7 +84,11 @@ export async function validateObject(info: ResourceInfo, obj: JsonObject, load: 
             message: 'Required value',
             field: fieldPath(x.instancePath ?? '', x.params?.missingProperty),
           }
-        : { reason: 'FieldValueInvalid', message: `Invalid value: ${x.message ?? ''}`, field: fieldPath(x.instancePath ?? '') },
+        : {
+            reason: 'FieldValueInvalid',
+            message: `Invalid value: ${x.message ?? ''}`,
+            field: fieldPath(x.instancePath ?? ''),
+          },
     );
     throw invalid(info, name, causes);
   }
