@@ -26,10 +26,16 @@ export function rfc3339(ms: number): string {
 }
 
 /** Fills the system metadata of a new object. @internal */
-export function prepareForCreate(info: ResourceInfo, obj: JsonObject, now: number): void {
+export function prepareForCreate(
+  info: ResourceInfo,
+  obj: JsonObject,
+  now: number,
+  keepIdentity = false,
+): void {
   const meta = obj.metadata as Obj;
-  meta.uid = randomUUID();
-  meta.creationTimestamp = rfc3339(now);
+  // Direct creates by a test may pin the uid and creation time; API writes never do.
+  if (!keepIdentity || !meta.uid) meta.uid = randomUUID();
+  if (!keepIdentity || !meta.creationTimestamp) meta.creationTimestamp = rfc3339(now);
   delete meta.deletionTimestamp;
   delete meta.deletionGracePeriodSeconds;
   delete meta.managedFields;

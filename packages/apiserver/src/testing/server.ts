@@ -170,6 +170,7 @@ export class FakeApiServer {
   private readonly sockets = new Set<net.Socket>();
   private readonly watches = new Set<OpenWatch>();
   private readonly silencers = new Set<(w: FakeWatchInfo) => boolean>();
+  private readonly fieldSelectorsIgnored = new Set<string>();
   private readonly log: FakeRequestRecord[] = [];
   private readonly issued: FakeIssuedToken[] = [];
   private nextClusterIP = 10;
@@ -320,7 +321,7 @@ export class FakeApiServer {
     const meta = copy.metadata as Obj;
     delete meta.resourceVersion;
     if (info.namespaced) meta.namespace ??= 'default';
-    return this.createSync(info, copy, false) as T;
+    return this.createSync(info, copy, true) as T;
   }
 
   /** An object, or undefined. `kind` is a Kind, plural or short name: `Pod`, `pods`, `po`. */
@@ -452,6 +453,14 @@ export class FakeApiServer {
     }, ms);
   }
 
+  /**
+   * Lists and watches of these resources (plurals) ignore their fieldSelector from now on, as a
+   * misbehaving server or an old proxy would: for testing a client's own filtering.
+   */
+  ignoreFieldSelectors(...resources: string[]): void {
+    for (const r of resources) this.fieldSelectorsIgnored.add(this.resource(r).plural);
+  }
+
   /** Sends a BOOKMARK to every open watch that allows them, now. */
   sendBookmarks(): void {
     for (const w of this.watches) if (w.query.allowWatchBookmarks === 'true') this.bookmark(w);
@@ -500,7 +509,7 @@ export class FakeApiServer {
   }
 
   /** Create without HTTP: fills metadata, stores, and seeds a new namespace's objects. */
-  private createSync(info: ResourceInfo, obj: JsonObject, _bootstrap: boolean): JsonObject {
+  private createSync(info: ResourceInfo, obj: JsonObject, direct: boolean): JsonObject {
     obj.metadata ??= {};
     const meta = obj.metadata as Obj;
     obj.apiVersion = apiVersionOf(info);
@@ -521,7 +530,7 @@ export class FakeApiServer {
         throw notFound(this.resource('namespaces'), String(ns));
     }
     if (this.store.get(info, ns, meta.name)) throw alreadyExists(info, meta.name);
-    prepareForCreate(info, obj, this.now());
+    prepareForCreate(info, obj, this.now(), direct);
     applyDefaults(info, obj, this.allocateClusterIP);
     const out = this.store.put(info, obj);
     if (info.group === '' && info.plural === 'namespaces') this.seedNamespace(String(meta.name));
@@ -925,7 +934,9 @@ export class FakeApiServer {
 
   private selected(route: Route, q: URLSearchParams): JsonObject[] {
     const labels = parseLabelSelector(q.get('labelSelector'));
-    const fields = parseFieldSelector(q.get('fieldSelector'), route.info.fields, route.info.kind);
+    const fields = this.fieldSelectorsIgnored.has(route.info.plural)
+      ? () => true
+      : parseFieldSelector(q.get('fieldSelector'), route.info.fields, route.info.kind);
     return this.store
       .list(route.info, route.namespace)
       .filter((o) => labels((metaOf(o).labels ?? {}) as Record<string, string>) && fields(o));
@@ -975,7 +986,9 @@ export class FakeApiServer {
   ): void {
     const info = route.info;
     const labels = parseLabelSelector(q.get('labelSelector'));
-    const fields = parseFieldSelector(q.get('fieldSelector'), info.fields, info.kind);
+    const fields = this.fieldSelectorsIgnored.has(info.plural)
+      ? () => true
+      : parseFieldSelector(q.get('fieldSelector'), info.fields, info.kind);
     const matches = (o: JsonObject | undefined) =>
       o !== undefined && labels((metaOf(o).labels ?? {}) as Record<string, string>) && fields(o);
     const rvParam = q.get('resourceVersion') ?? '';
