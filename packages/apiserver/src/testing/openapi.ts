@@ -64,3 +64,29 @@ export function openapiV3Document(path: string): unknown | undefined {
     },
   };
 }
+
+function protoString(field: number, s: string): Buffer {
+  const b = Buffer.from(s, 'utf8');
+  return Buffer.concat([Buffer.from([(field << 3) | 2, b.length]), b]);
+}
+
+/**
+ * An OpenAPI v2 document with no definitions, in gnostic's protobuf encoding (swagger = 1,
+ * info = 2 with title = 1 and version = 2, paths = 8), as kubectl before 1.27 fetches it to
+ * validate `apply`: it finds no schema for any kind and so validates nothing, where a 404
+ * would fail the command. @internal
+ */
+export function openapiV2Protobuf(): Buffer {
+  const info = Buffer.concat([protoString(1, 'Kubernetes'), protoString(2, 'v1.34.0')]);
+  return Buffer.concat([
+    protoString(1, '2.0'),
+    Buffer.from([(2 << 3) | 2, info.length]),
+    info,
+    Buffer.from([(8 << 3) | 2, 0]),
+  ]);
+}
+
+/** The same document as JSON. @internal */
+export function openapiV2Json(): unknown {
+  return { swagger: '2.0', info: { title: 'Kubernetes', version: 'v1.34.0' }, paths: {} };
+}

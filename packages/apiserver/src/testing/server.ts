@@ -20,7 +20,7 @@ import {
 } from './defaults.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, SERVER_VERSION } from './discovery.js';
 import { unknownFields } from './fields.js';
-import { openapiV3Document, openapiV3Index } from './openapi.js';
+import { openapiV2Json, openapiV2Protobuf, openapiV3Document, openapiV3Index } from './openapi.js';
 import { applyPatch, type Json, type JsonObject, patchTypeOf } from './patch.js';
 import { kubeletOf, kubeletPath, proxyRequest, proxyUpgrade } from './proxy.js';
 import { apiVersionOf, findResource, RESOURCES, type ResourceInfo, resourceOfKind } from './resources.js';
@@ -748,6 +748,13 @@ export class FakeApiServer {
     if (p === '/api') return send(200, apiVersions(`${this.host}:${this.portNumber}`));
     if (p === '/apis') return send(200, apiGroupList());
     if (p === '/openapi/v3') return send(200, openapiV3Index());
+    if (p === '/openapi/v2') {
+      if (!/protobuf/.test(String(req.headers.accept ?? ''))) return send(200, openapiV2Json());
+      record.status = 200;
+      res.writeHead(200, { 'content-type': 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' });
+      res.end(openapiV2Protobuf());
+      return;
+    }
     const oa = /^\/openapi\/v3\/(api\/v1|apis\/[^/]+\/[^/]+)$/.exec(p);
     if (oa) {
       const doc = openapiV3Document(oa[1] as string);
