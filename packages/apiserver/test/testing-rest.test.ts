@@ -346,3 +346,19 @@ describe('FakeApiServer REST', () => {
     expect(bad).toMatchObject({ code: 400, body: { message: 'field label not supported: spec.bogus' } });
   });
 });
+
+describe('FakeApiServer over HTTPS', () => {
+  it('serves a self-signed certificate that its kubeconfig trusts', async () => {
+    const tls = new FakeApiServer({ tls: 'self-signed' });
+    await tls.start();
+    try {
+      expect(tls.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+      expect(tls.kubeconfig()).toContain('certificate-authority-data: ');
+      expect(tls.kubeconfig()).not.toContain('insecure-skip-tls-verify');
+      const ns = await tls.makeKubeConfig().makeApiClient(CoreV1Api).readNamespace({ name: 'default' });
+      expect(ns.status?.phase).toBe('Active');
+    } finally {
+      await tls.stop();
+    }
+  });
+});

@@ -3,9 +3,12 @@
 // (k8s.io/apiserver pkg/endpoints/handlers and pkg/registry/generic/registry), discovery and
 // server-side Tables so the real kubectl works against it, the pod subresources proxied to the
 // node's kubelet, and fault hooks (dropped connections, silent watches, refused connections).
+
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import type net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { type Clock, RealClock, type Timer } from '@kubelet-kit/core';
@@ -119,6 +122,12 @@ export interface FakeApiServerOptions {
   readonly validate?: boolean;
   /** Scheme of the kubelets pod log/exec/attach/portforward go to. Default https (any cert). */
   readonly kubeletScheme?: 'http' | 'https';
+  /**
+   * Serve HTTPS: with this key and certificate, or `'self-signed'` for a fresh one made with
+   * the `openssl` binary (for 127.0.0.1 and localhost). The kubeconfig then carries the
+   * certificate as its CA. Default: plain HTTP.
+   */
+  readonly tls?: { readonly key: string | Buffer; readonly cert: string | Buffer } | 'self-signed';
   /** Create the namespaces, Service and ConfigMaps a real control plane has. Default true. */
   readonly bootstrap?: boolean;
 }
@@ -166,7 +175,8 @@ export class FakeApiServer {
   private readonly validateWrites: boolean;
   private readonly kubeletScheme: 'http' | 'https';
   private readonly store: ObjectStore;
-  private server: http.Server | undefined;
+  private server: http.Server | https.Server | undefined;
+  private readonly tls: { readonly key: string | Buffer; readonly cert: string | Buffer } | undefined;
   private readonly sockets = new Set<net.Socket>();
   private readonly watches = new Set<OpenWatch>();
   private readonly silencers = new Set<(w: FakeWatchInfo) => boolean>();
@@ -185,6 +195,7 @@ export class FakeApiServer {
     this.validateWrites = options.validate ?? true;
     this.kubeletScheme = options.kubeletScheme ?? 'https';
     this.store = new ObjectStore(options.historySize ?? 1000);
+    this.tls = options.tls === 'self-signed' ? selfSigned(this.host) : options.tls;
     if (options.bootstrap ?? true) {
       for (const { plural, obj } of bootstrapObjects()) {
         this.createSync(this.resource(plural), obj as JsonObject, true);
@@ -197,9 +208,12 @@ export class FakeApiServer {
   /** Listens; resolves once connections are accepted. */
   async start(): Promise<void> {
     if (this.server) return;
-    const server = http.createServer((req, res) => {
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
       void this.handle(req, res);
-    });
+    };
+    const server = this.tls
+      ? https.createServer({ key: this.tls.key, cert: this.tls.cert }, handler)
+      : http.createServer(handler);
     server.keepAliveTimeout = 60_000;
     server.on('connection', (s: net.Socket) => {
       this.sockets.add(s);
@@ -244,9 +258,14 @@ export class FakeApiServer {
     return this.portNumber;
   }
 
-  /** The server URL, `http://127.0.0.1:<port>`. */
+  /** The server URL, `http://127.0.0.1:<port>` (https with `tls`). */
   get url(): string {
-    return `http://${this.host}:${this.portNumber}`;
+    return `${this.tls ? 'https' : 'http'}://${this.host}:${this.portNumber}`;
+  }
+
+  /** The serving certificate (PEM) with `tls`, else undefined. */
+  get certificate(): string | undefined {
+    return this.tls ? String(this.tls.cert) : undefined;
   }
 
   /** The current (global) resourceVersion. */
@@ -266,7 +285,9 @@ export class FakeApiServer {
       '  cluster:',
       `    server: ${this.url}`,
       // client-node refuses plain HTTP unless told to skip TLS verification.
-      '    insecure-skip-tls-verify: true',
+      this.tls
+        ? `    certificate-authority-data: ${Buffer.from(String(this.tls.cert)).toString('base64')}`
+        : '    insecure-skip-tls-verify: true',
       'users:',
       '- name: fake',
       '  user:',
@@ -1330,6 +1351,47 @@ export class FakeApiServer {
     this.store.put(info, next as JsonObject);
     return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 };
   }
+}
+
+/** A throwaway key and certificate for `host`, 127.0.0.1 and localhost, made by openssl. */
+function selfSigned(host: string): { key: string; cert: string } {
+  const san = [
+    `IP:127.0.0.1`,
+    'DNS:localhost',
+    ...(host !== '127.0.0.1' ? [/^[\d.:]+$/.test(host) ? `IP:${host}` : `DNS:${host}`] : []),
+  ];
+  let pem: string;
+  try {
+    pem = execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        '-',
+        '-out',
+        '-',
+        '-days',
+        '2',
+        '-subj',
+        '/CN=kubelet-kit-fake-apiserver',
+        '-addext',
+        `subjectAltName=${san.join(',')}`,
+      ],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+  } catch (e) {
+    throw new Error(`FakeApiServer: tls 'self-signed' needs the openssl binary: ${(e as Error).message}`);
+  }
+  const key = /-----BEGIN PRIVATE KEY-----[\s\S]+?-----END PRIVATE KEY-----\n?/.exec(pem)?.[0];
+  const cert = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/.exec(pem)?.[0];
+  if (!key || !cert) throw new Error('FakeApiServer: openssl printed no key and certificate');
+  return { key, cert };
 }
 
 function isObject(v: unknown): v is JsonObject {
