@@ -362,3 +362,27 @@ describe('FakeApiServer over HTTPS', () => {
     }
   });
 });
+
+describe('FakeApiServer uid preconditions', () => {
+  it('refuses a status patch whose metadata.uid is not the stored pod', async () => {
+    const api2 = new FakeApiServer();
+    await api2.start();
+    try {
+      const core2 = api2.makeKubeConfig().makeApiClient(CoreV1Api);
+      const p = await core2.createNamespacedPod({ namespace: 'default', body: pod('web') });
+      const patch = (uid: string) =>
+        core2.patchNamespacedPodStatus(
+          { name: 'web', namespace: 'default', body: { metadata: { uid }, status: { phase: 'Running' } } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
+      expect((await patch(String(p.metadata?.uid))).status?.phase).toBe('Running');
+      const f = await failure(patch('other'));
+      expect(f.code).toBe(409);
+      expect(f.body.message).toBe(
+        `Operation cannot be fulfilled on pods "web": Precondition failed: UID in precondition: other, UID in object meta: ${p.metadata?.uid}`,
+      );
+    } finally {
+      await api2.stop();
+    }
+  });
+});

@@ -602,6 +602,14 @@ export class FakeApiServer {
     ) {
       throw conflict(info, name);
     }
+    // A uid in the body is a precondition (the kubelet's status patches carry one).
+    if (meta.uid !== undefined && meta.uid !== '' && meta.uid !== curMeta.uid) {
+      throw conflict(
+        info,
+        name,
+        `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${curMeta.uid}`,
+      );
+    }
     next.apiVersion = apiVersionOf(info);
     next.kind = info.kind;
     let out: JsonObject;
