@@ -268,3 +268,32 @@ describe('FakeApiServer watch', () => {
     await expect(never).rejects.toThrow('waitFor pods default/q: timed out after 500 ms');
   });
 });
+
+describe('FakeApiServer misbehaving', () => {
+  it('ignoreFieldSelectors makes lists and watches of a resource ignore their fieldSelector', async () => {
+    const kc = await start();
+    const pod = (name: string, nodeName: string) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'default' },
+      spec: { nodeName, containers: [{ name: 'c', image: 'i' }] },
+    });
+    api.create(pod('mine', 'n1'));
+    api.create(pod('theirs', 'n2'));
+    const core = kc.makeApiClient(CoreV1Api);
+    const names = async () =>
+      (await core.listPodForAllNamespaces({ fieldSelector: 'spec.nodeName=n1' })).items.map(
+        (p) => p.metadata?.name,
+      );
+    expect(await names()).toEqual(['mine']);
+    api.ignoreFieldSelectors('pods');
+    expect(await names()).toEqual(['mine', 'theirs']);
+    const w = await watch(kc, '/api/v1/pods', {
+      fieldSelector: 'spec.nodeName=n1',
+      resourceVersion: api.resourceVersion,
+    });
+    api.create(pod('late', 'n3'));
+    await vi.waitFor(() => expect(w.events.map((e) => e.name)).toEqual(['late']));
+    w.abort();
+  });
+});

@@ -123,10 +123,6 @@ export function applyDefaults(info: ResourceInfo, obj: JsonObject, allocateClust
     meta.labels = { ...(meta.labels ?? {}), 'kubernetes.io/metadata.name': meta.name };
   }
   if (info.group === '' && info.plural === 'secrets') o.type ??= 'Opaque';
-  if (info.group === '' && info.plural === 'events') {
-    o.count ??= 1;
-    o.type ??= 'Normal';
-  }
 }
 
 /** A self-signed-looking CA bundle for `kube-root-ca.crt` (not a usable certificate). @internal */
