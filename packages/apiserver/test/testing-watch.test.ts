@@ -91,6 +91,16 @@ describe('FakeApiServer watch', () => {
     const err = w.events.find((e) => e.type === 'ERROR')?.obj as unknown as Record<string, unknown>;
     expect(err).toMatchObject({ kind: 'Status', code: 410, reason: 'Expired' });
     expect(String(err.message)).toMatch(/^too old resource version: \d+ \(\d+\)$/);
+    // The history is per resource, as upstream's watch caches: ConfigMap churn expires no pod watch.
+    const pods = await watch(kc, '/api/v1/pods', { resourceVersion: old.metadata?.resourceVersion });
+    api.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', namespace: 'default' },
+      spec: { containers: [{ name: 'c', image: 'i' }] },
+    });
+    await vi.waitFor(() => expect(pods.events.map((e) => [e.type, e.name])).toEqual([['ADDED', 'p']]));
+    pods.abort();
     // compact() forgets everything.
     api.compact();
     const w2 = await watch(kc, '/api/v1/namespaces/default/configmaps', {

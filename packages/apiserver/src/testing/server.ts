@@ -114,7 +114,7 @@ export interface FakeApiServerOptions {
   readonly host?: string;
   /** Listen port. Default 0 (any free port; kept across restart and refuseFor). */
   readonly port?: number;
-  /** Changes kept for watches to resume from; older resourceVersions get 410. Default 1000. */
+  /** Changes kept per resource for watches to resume from; older ones get 410. Default 1000. */
   readonly historySize?: number;
   /** How often watches that allow bookmarks get one. Default 60 s (upstream: about a minute). */
   readonly bookmarkIntervalMs?: number;
@@ -1105,7 +1105,7 @@ export class FakeApiServer {
       if (!events) {
         write(
           'ERROR',
-          expired(`too old resource version: ${from} (${this.store.oldestWatchable + 1})`).toStatus(),
+          expired(`too old resource version: ${from} (${this.store.oldestWatchable(info) + 1})`).toStatus(),
         );
         res.end();
         return;

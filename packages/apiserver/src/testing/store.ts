@@ -28,10 +28,13 @@ const idOf = (namespace: string | undefined, name: string) => `${namespace ?? ''
 export class ObjectStore {
   private revision = 0;
   private readonly objects = new Map<string, Map<string, JsonObject>>();
-  private readonly history: StoreEvent[] = [];
-  /** The newest revision no longer in the history (watches from it or older are too old). */
-  private compacted = 0;
+  /** Per resource, as upstream keeps one watch cache per resource type. */
+  private readonly history = new Map<ResourceInfo, StoreEvent[]>();
+  /** Per resource, the newest revision no longer in its history (watches from older are too old). */
+  private readonly compacted = new Map<ResourceInfo, number>();
   readonly watchers = new Set<StoreWatcher>();
+  /** The revision of the last compact(), for resources without a history then. */
+  private compactedAll = 0;
 
   constructor(private readonly historySize: number) {}
 
@@ -39,9 +42,9 @@ export class ObjectStore {
     return this.revision;
   }
 
-  /** The oldest resourceVersion a watch may start from. */
-  get oldestWatchable(): number {
-    return this.compacted;
+  /** The oldest resourceVersion a watch of `info` may start from. */
+  oldestWatchable(info: ResourceInfo): number {
+    return Math.max(this.compacted.get(info) ?? 0, this.compactedAll);
   }
 
   get(info: ResourceInfo, namespace: string | undefined, name: string): JsonObject | undefined {
@@ -91,21 +94,26 @@ export class ObjectStore {
 
   /** The changes of `info` after `rv`, or undefined when `rv` is older than the history. */
   since(info: ResourceInfo, rv: number): StoreEvent[] | undefined {
-    if (rv < this.compacted) return undefined;
-    return this.history.filter((e) => e.rv > rv && e.info === info);
+    if (rv < this.oldestWatchable(info)) return undefined;
+    return (this.history.get(info) ?? []).filter((e) => e.rv > rv);
   }
 
   /** Forgets the history (a compaction): watches from any older resourceVersion get 410. */
   compact(): void {
-    this.history.length = 0;
-    this.compacted = this.revision;
+    this.history.clear();
+    this.compactedAll = this.revision;
   }
 
   private record(event: StoreEvent): void {
-    this.history.push(event);
-    while (this.history.length > this.historySize) {
-      const dropped = this.history.shift();
-      if (dropped) this.compacted = dropped.rv;
+    let list = this.history.get(event.info);
+    if (!list) {
+      list = [];
+      this.history.set(event.info, list);
+    }
+    list.push(event);
+    while (list.length > this.historySize) {
+      const dropped = list.shift();
+      if (dropped) this.compacted.set(event.info, dropped.rv);
     }
     for (const w of [...this.watchers]) {
       if (w.info !== event.info) continue;
