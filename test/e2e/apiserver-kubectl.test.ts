@@ -6,6 +6,8 @@
 //   npx vitest run --project e2e test/e2e/apiserver-kubectl.test.ts
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +22,9 @@ const kubectlPath = execFileSync('bash', [path.join(root, 'scripts/kubectl.sh')]
 }).trim();
 
 let api: FakeApiServer;
+/** A stand-in kubelet for `kubectl logs`: answers /containerLogs. */
+let kubelet: http.Server;
+const kubeletPaths: string[] = [];
 let dir: string;
 let kubeconfig: string;
 
@@ -44,7 +49,13 @@ const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kk-kubectl-e2e-'));
-  api = new FakeApiServer();
+  kubelet = http.createServer((req, res) => {
+    kubeletPaths.push(String(req.url));
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('hello from nginx\n');
+  });
+  await new Promise<void>((r) => kubelet.listen(0, '127.0.0.1', r));
+  api = new FakeApiServer({ kubeletScheme: 'http' });
   await api.start();
   kubeconfig = api.writeKubeconfig(path.join(dir, 'kubeconfig'));
   const node = api.create({
@@ -66,12 +77,12 @@ beforeAll(async () => {
         },
       ],
       addresses: [
-        { type: 'InternalIP', address: '10.0.0.5' },
+        { type: 'InternalIP', address: '127.0.0.1' },
         { type: 'Hostname', address: 'n1' },
       ],
       capacity: { cpu: '4', memory: '8Gi', pods: '110' },
       allocatable: { cpu: '4', memory: '8Gi', pods: '110' },
-      daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+      daemonEndpoints: { kubeletEndpoint: { Port: (kubelet.address() as AddressInfo).port } },
       nodeInfo: {
         kubeletVersion: 'v1.34.0',
         osImage: 'Debian GNU/Linux 12 (bookworm)',
@@ -111,7 +122,7 @@ beforeAll(async () => {
       phase: 'Running',
       podIP: '10.244.0.7',
       podIPs: [{ ip: '10.244.0.7' }],
-      hostIP: '10.0.0.5',
+      hostIP: '127.0.0.1',
       startTime: now(),
       conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: now() }],
       containerStatuses: [
@@ -157,6 +168,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await api?.stop();
+  kubelet?.closeAllConnections();
+  await new Promise((r) => kubelet?.close(r));
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
@@ -169,7 +182,7 @@ describe('kubectl against the in-memory API server', () => {
     expect(lines[1]).toMatch(/^n1\s+Ready\s+worker\s+\S+\s+v1\.34\.0$/);
     const wide = await kubectl('get', 'no', '-o', 'wide');
     expect(wide.stdout).toMatch(/INTERNAL-IP\s+EXTERNAL-IP\s+OS-IMAGE/);
-    expect(wide.stdout).toMatch(/10\.0\.0\.5\s+<none>\s+Debian GNU\/Linux 12 \(bookworm\)/);
+    expect(wide.stdout).toMatch(/127\.0\.0\.1\s+<none>\s+Debian GNU\/Linux 12 \(bookworm\)/);
   });
 
   it('get pods -o wide prints READY, STATUS, RESTARTS, IP and NODE', async () => {
@@ -200,9 +213,15 @@ describe('kubectl against the in-memory API server', () => {
   it('describe pod shows its containers and events', async () => {
     const r = await kubectl('describe', 'pod', 'web');
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/Node:\s+n1\/10\.0\.0\.5/);
+    expect(r.stdout).toMatch(/Node:\s+n1\/127\.0\.0\.1/);
     expect(r.stdout).toMatch(/Restart Count:\s+2/);
     expect(r.stdout).toMatch(/Normal\s+Started\s+\S+\s+kubelet\s+Started container nginx/);
+  });
+
+  it('logs goes through the API server to the kubelet at the node address and port', async () => {
+    const r = await kubectl('logs', 'web', '--tail=5');
+    expect(r.stdout).toBe('hello from nginx\n');
+    expect(kubeletPaths).toEqual(['/containerLogs/default/web/nginx?tailLines=5']);
   });
 
   it('get events lists both', async () => {
