@@ -386,3 +386,46 @@ describe('FakeApiServer uid preconditions', () => {
     }
   });
 });
+
+describe('FakeApiServer admission', () => {
+  it('adds the kube-api-access volume and default tolerations, and refuses a missing ServiceAccount', async () => {
+    const adm = new FakeApiServer({ admission: true });
+    await adm.start();
+    try {
+      const c = adm.makeKubeConfig().makeApiClient(CoreV1Api);
+      const p = await c.createNamespacedPod({ namespace: 'default', body: pod('web') });
+      const vol = p.spec?.volumes?.[0];
+      expect(vol?.name).toMatch(/^kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
+      expect(vol?.projected?.sources?.[0]?.serviceAccountToken).toEqual({
+        expirationSeconds: 3607,
+        path: 'token',
+      });
+      expect(vol?.projected?.sources?.[1]?.configMap?.name).toBe('kube-root-ca.crt');
+      expect(p.spec?.containers[0]?.volumeMounts).toEqual([
+        { name: vol?.name, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
+      ]);
+      expect(p.spec?.tolerations?.map((t) => [t.key, t.effect, t.tolerationSeconds])).toEqual([
+        ['node.kubernetes.io/not-ready', 'NoExecute', 300],
+        ['node.kubernetes.io/unreachable', 'NoExecute', 300],
+      ]);
+      const none = await failure(
+        c.createNamespacedPod({ namespace: 'default', body: pod('x', { serviceAccountName: 'ghost' }) }),
+      );
+      expect(none).toMatchObject({
+        code: 403,
+        body: {
+          reason: 'Forbidden',
+          message:
+            'pods "x" is forbidden: error looking up service account default/ghost: serviceaccount "ghost" not found',
+        },
+      });
+      const opted = await c.createNamespacedPod({
+        namespace: 'default',
+        body: pod('y', { automountServiceAccountToken: false }),
+      });
+      expect(opted.spec?.volumes).toBeUndefined();
+    } finally {
+      await adm.stop();
+    }
+  });
+});

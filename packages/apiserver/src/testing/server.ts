@@ -13,6 +13,7 @@ import type net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { type Clock, RealClock, type Timer } from '@kubelet-kit/core';
 import { KubeConfig } from '@kubernetes/client-node';
+import { admitPod } from './admission.js';
 import {
   applyDefaults,
   bootstrapObjects,
@@ -128,6 +129,13 @@ export interface FakeApiServerOptions {
    * certificate as its CA. Default: plain HTTP.
    */
   readonly tls?: { readonly key: string | Buffer; readonly cert: string | Buffer } | 'self-signed';
+  /**
+   * Run the pod admission of a default control plane on pods created through the API (not on
+   * {@link FakeApiServer.create}): the ServiceAccount must exist (else 403), the projected
+   * `kube-api-access-…` token volume is added and mounted in every container, and not-ready /
+   * unreachable tolerations of 300 s. Default false: pods are stored as sent.
+   */
+  readonly admission?: boolean;
   /** Create the namespaces, Service and ConfigMaps a real control plane has. Default true. */
   readonly bootstrap?: boolean;
 }
@@ -174,6 +182,7 @@ export class FakeApiServer {
   private readonly bookmarkIntervalMs: number;
   private readonly validateWrites: boolean;
   private readonly kubeletScheme: 'http' | 'https';
+  private readonly admission: boolean;
   private readonly store: ObjectStore;
   private server: http.Server | https.Server | undefined;
   private readonly tls: { readonly key: string | Buffer; readonly cert: string | Buffer } | undefined;
@@ -194,6 +203,7 @@ export class FakeApiServer {
     this.bookmarkIntervalMs = options.bookmarkIntervalMs ?? 60_000;
     this.validateWrites = options.validate ?? true;
     this.kubeletScheme = options.kubeletScheme ?? 'https';
+    this.admission = options.admission ?? false;
     this.store = new ObjectStore(options.historySize ?? 1000);
     this.tls = options.tls === 'self-signed' ? selfSigned(this.host) : options.tls;
     if (options.bootstrap ?? true) {
@@ -1196,6 +1206,9 @@ export class FakeApiServer {
       meta.namespace = route.namespace;
     }
     if (meta.resourceVersion) throw badRequest('resourceVersion should not be set on objects to be created');
+    if (this.admission && info.group === '' && info.plural === 'pods') {
+      admitPod(obj, (ns, name) => this.store.get(this.resource('serviceaccounts'), ns, name) !== undefined);
+    }
     await this.checked(info, obj, q, res);
     if (q.get('dryRun') === 'All') {
       const copy = structuredClone(obj);
