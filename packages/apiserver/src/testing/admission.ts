@@ -67,7 +67,8 @@ export function admitPod(pod: JsonObject, serviceAccountExists: (ns: string, nam
       }
     }
   }
-  const tolerations: Obj[] = (spec.tolerations ??= []);
+  spec.tolerations ??= [];
+  const tolerations: Obj[] = spec.tolerations;
   for (const key of ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']) {
     const has = tolerations.some(
       (t) =>
