@@ -150,6 +150,9 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
           deleteNamespacedPod: async (...args) => (await api()).deleteNamespacedPod(...args),
         },
         logger: logger.child({ component: 'status-sink' }),
+        // Upstream's status manager deletes a pod the API server is deleting once its worker
+        // finished it (containers stopped, volumes unmounted): grace 0, UID precondition.
+        deletePods: true,
       }),
     );
   }
