@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { VERSION as APISERVER_VERSION, kubeletUserAgent } from '@kubelet-kit/apiserver';
 import type { Pod } from '@kubelet-kit/core';
 import { FakeClock } from '@kubelet-kit/core/testing';
 import { InMemoryCriServer } from '@kubelet-kit/cri/testing';
@@ -51,6 +52,7 @@ function fakeApiserver(pods: Pod[]) {
   const watchers: http.ServerResponse[] = [];
   const created: Pod[] = [];
   const deleted: Array<{ path: string; body: unknown; seen?: unknown }> = [];
+  const userAgents = new Set<string>();
   // What a test wants noted as each DELETE arrives.
   const hooks: { onDelete?: () => unknown } = {};
   let rv = 100;
@@ -66,6 +68,9 @@ function fakeApiserver(pods: Pod[]) {
   };
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
+    userAgents.add(
+      `${url.searchParams.get('watch') === 'true' ? 'watch' : req.method} ${req.headers['user-agent']}`,
+    );
     if (req.method === 'GET' && url.pathname === '/api/v1/nodes/node-a') {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(
@@ -194,6 +199,7 @@ function fakeApiserver(pods: Pod[]) {
     created,
     deleted,
     hooks,
+    userAgents,
     pods: () => pods,
     /** Swaps a stored pod for another without a watch event (as if this node's watch lagged). */
     replace(uid: string, pod: Pod) {
@@ -315,6 +321,11 @@ describe('agent in API server mode', () => {
     api.sendEvent('DELETED', apiPod('late', 'uid-late'));
     await pump(clock, () => cri.calls('StopPodSandbox').length > 0);
     await pump(clock, () => !agent!.kubelet.podsWithStatus().some((p) => p.metadata?.name === 'late'));
+
+    // Every request and watch names a kubelet of the Kubernetes version followed.
+    const ua = kubeletUserAgent({ kitVersion: APISERVER_VERSION });
+    expect(ua).toMatch(/^kubelet\/v1\.34\.0 \(linux\/[a-z0-9]+\) kubelet-kit\//);
+    expect([...api.userAgents].sort()).toEqual([`GET ${ua}`, `PATCH ${ua}`, `watch ${ua}`]);
   });
 
   it("makes a static pod's mirror pod, reports its status through it, and deletes it with the static pod", async () => {
