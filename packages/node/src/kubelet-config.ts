@@ -318,7 +318,8 @@ const fields: Readonly<Record<string, Field>> = {
   showHiddenMetricsForVersion: { kind: 'string', def: '' },
   systemReservedCgroup: { kind: 'string', def: '' },
   kubeReservedCgroup: { kind: 'string', def: '' },
-  enforceNodeAllocatable: { kind: 'strings', def: ['pods'] },
+  // Defaulted when nil only: an explicit [] enforces nothing.
+  enforceNodeAllocatable: { kind: 'strings', pointer: true, def: ['pods'] },
   kernelMemcgNotification: { kind: 'bool', def: false },
   enableSystemLogHandler: { kind: 'bool', pointer: true, def: true },
   enableSystemLogQuery: { kind: 'bool', pointer: true, def: false },
@@ -333,7 +334,6 @@ const fields: Readonly<Record<string, Field>> = {
   memoryThrottlingFactor: { kind: 'float', pointer: true, def: 0.9 },
   tracing: { kind: 'object' },
   localStorageCapacityIsolation: { kind: 'bool', pointer: true, def: true },
-  imageServiceEndpoint: { kind: 'string', def: '' },
   failCgroupV1: { kind: 'bool', pointer: true, def: false },
   userNamespaces: { kind: 'object' },
 };
@@ -346,6 +346,7 @@ const nestedFields = new Set([
   'authorization',
   'logging',
   'registerWithTaints',
+  'imageServiceEndpoint',
 ]);
 
 // ---- reading ----
@@ -616,8 +617,9 @@ export function parseKubeletConfig(text: string, file: string): KubeletConfig {
   reader.registerWithTaints(doc.registerWithTaints);
 
   // imageServiceEndpoint is only accepted as the runtime's own endpoint (one CRI connection).
-  if (typeof doc.imageServiceEndpoint === 'string' && doc.imageServiceEndpoint !== '') {
-    if (doc.imageServiceEndpoint !== (reader.options.runtimeEndpoint ?? fields.containerRuntimeEndpoint?.def))
+  const imageService = reader.typed('imageServiceEndpoint', 'string', doc.imageServiceEndpoint);
+  if (imageService) {
+    if (imageService !== (reader.options.runtimeEndpoint ?? fields.containerRuntimeEndpoint?.def))
       reader.refuse('imageServiceEndpoint', 'an image service apart from the runtime');
   }
   // Upstream defaults the report frequency to an explicitly set update frequency.
