@@ -173,7 +173,9 @@ function fakeApiserver(pods: Pod[]) {
         });
         const pod = pods.find((p) => p.metadata?.name === status[2]);
         // Applied, as the API server would: the final DELETE waits for a terminal API phase.
-        if (pod) pod.status = applyMergePatch(pod.status, JSON.parse(body).status) as Pod['status'];
+        if (pod) {
+          (pod as { status?: unknown }).status = applyMergePatch(pod.status, JSON.parse(body).status);
+        }
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ ...pod, metadata: { ...pod?.metadata, resourceVersion: String(++rv) } }));
       });
