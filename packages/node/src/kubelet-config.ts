@@ -12,7 +12,11 @@ import type { NodeTaint } from './node-info.js';
 // Fields with an agent equivalent set it; fields the agent does not implement are accepted only
 // at upstream's default, so the agent never runs weaker than the file asks.
 
-/** The API group and version of the file, as upstream's `kubeletconfigv1beta1`. */
+/**
+ * The API group and version of the file, as upstream's `kubeletconfigv1beta1`.
+ *
+ * @public
+ */
 export const KubeletConfigApiVersion = 'kubelet.config.k8s.io/v1beta1';
 
 /**
@@ -87,6 +91,8 @@ export interface PendingKubeletConfigOptions {
 /**
  * PENDING keys that AgentOptions has, and so are passed to the agent. To connect one once its
  * AgentOptions key exists, add its name here (one line each); the type checks that the key exists.
+ *
+ * @public
  */
 export const connectedPendingOptions: readonly (keyof PendingKubeletConfigOptions & keyof AgentOptions)[] = [
   // 'registerNode',
@@ -117,6 +123,8 @@ export interface KubeletConfig {
 /**
  * The `kubelet-kit run` flag (commander's attribute name) behind each option a file can set: a
  * flag given on the command line wins over the file (upstream's `kubeletConfigFlagPrecedence`).
+ *
+ * @public
  */
 export const optionFlags: Readonly<
   Record<keyof KubeletConfigAgentOptions | keyof PendingKubeletConfigOptions, string>
