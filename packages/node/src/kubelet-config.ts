@@ -26,11 +26,14 @@ export const KubeletConfigApiVersion = 'kubelet.config.k8s.io/v1beta1';
  * @public
  */
 export class KubeletConfigError extends Error {
+  /** What a caller switches on. */
   readonly code = 'InvalidKubeletConfig';
   constructor(
+    /** The file, as given to `--config`. */
     readonly file: string,
     /** The field's path in the file, e.g. `authentication.webhook.enabled`; '' for the whole file. */
     readonly field: string,
+    /** What is wrong with it. */
     readonly problem: string,
   ) {
     super(field ? `${file}: ${field}: ${problem}` : `${file}: ${problem}`);
@@ -111,6 +114,7 @@ export const connectedPendingOptions: readonly (keyof PendingKubeletConfigOption
  * @public
  */
 export interface KubeletConfig {
+  /** The file, as given. */
   readonly file: string;
   /** The AgentOptions the file sets (only fields present in the file). */
   readonly options: KubeletConfigAgentOptions;
