@@ -32,6 +32,12 @@ export {
   StatusConflictError,
   toPlainObject,
 } from './status-sink.js';
+export {
+  KUBELET_COMPATIBLE_VERSION,
+  type KubeletUserAgentOptions,
+  kubeletUserAgent,
+  setUserAgent,
+} from './user-agent.js';
 
 /** Package version. @public */
 export const VERSION = '0.1.0';

@@ -1,13 +1,16 @@
 import path from 'node:path';
 import {
+  VERSION as APISERVER_VERSION,
   ApiserverMirrorClient,
   ApiserverObjectGetter,
   ApiserverRuntimeClassList,
   ApiserverServiceLister,
   ApiserverSource,
   ApiserverStatusSink,
+  kubeletUserAgent,
   type MirrorPodApi,
   type PodStatusApi,
+  setUserAgent,
 } from '@kubelet-kit/apiserver';
 import {
   ApiserverSourceName,
@@ -83,6 +86,8 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
         (kubeConfigLoad ??= import('@kubernetes/client-node').then(({ KubeConfig }) => {
           const kc = new KubeConfig();
           kc.loadFromFile(kubeconfigPath);
+          // Every request and watch says it is a kubelet (upstream's User-Agent shape).
+          setUserAgent(kc, kubeletUserAgent({ kitVersion: APISERVER_VERSION }));
           return kc;
         }))
     : undefined;
@@ -150,6 +155,9 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
           deleteNamespacedPod: async (...args) => (await api()).deleteNamespacedPod(...args),
         },
         logger: logger.child({ component: 'status-sink' }),
+        // Upstream's status manager deletes a pod the API server is deleting once its worker
+        // finished it (containers stopped, volumes unmounted): grace 0, UID precondition.
+        deletePods: true,
       }),
     );
   }

@@ -7,7 +7,8 @@ import path from 'node:path';
 import type { Logger, Pod } from '@kubelet-kit/core';
 import { Command, InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
-import { createAgent } from './agent.js';
+import { type AgentOptions, createAgent } from './agent.js';
+import { applyKubeletConfig, type KubeletConfig, loadKubeletConfig } from './kubelet-config.js';
 import { lineBatchingDestination } from './log-destination.js';
 import { type NodeTaint, parseNodeLabels, parseTaints } from './node-info.js';
 import { formatPodTable } from './pod-table.js';
@@ -60,6 +61,7 @@ function parseNodeIPs(values: readonly string[]): string[] {
 }
 
 interface RunFlags {
+  config?: string;
   podManifestPath?: string;
   manifestUrl?: string;
   containerRuntimeEndpoint: string;
@@ -115,7 +117,19 @@ function runUsageError(message: string): void {
   process.exitCode = 2;
 }
 
-async function run(flags: RunFlags): Promise<void> {
+async function run(flags: RunFlags, command: Command): Promise<void> {
+  // --config: a KubeletConfiguration file; flags given on the command line win over it.
+  const explicit = (flag: string) => command.getOptionValueSource(flag) === 'cli';
+  let kubeletConfig: KubeletConfig | undefined;
+  if (flags.config) {
+    try {
+      kubeletConfig = loadKubeletConfig(flags.config);
+    } catch (err) {
+      runUsageError((err as Error).message);
+      return;
+    }
+    if (kubeletConfig.logLevel && !explicit('logLevel')) flags.logLevel = kubeletConfig.logLevel;
+  }
   const interactive = Boolean(process.stdout.isTTY) && flags.table;
   const logFile = flags.logFile ?? (interactive ? path.join(flags.rootDir, 'kubelet-kit.log') : undefined);
   if (logFile) fs.mkdirSync(path.dirname(logFile), { recursive: true });
@@ -166,13 +180,9 @@ async function run(flags: RunFlags): Promise<void> {
     .map((v) => v.trim())
     .filter((v) => v !== '');
 
-  if (!flags.podManifestPath && !flags.manifestUrl && !flags.kubeconfig) {
-    runUsageError('no pod source given: pass --pod-manifest-path, --manifest-url or --kubeconfig');
-    return;
-  }
   let agent: ReturnType<typeof createAgent>;
   try {
-    agent = createAgent({
+    let options: AgentOptions = {
       runtimeEndpoint: flags.containerRuntimeEndpoint,
       rootDirectory: flags.rootDir,
       maxPods: flags.maxPods,
@@ -208,7 +218,19 @@ async function run(flags: RunFlags): Promise<void> {
         .filter(Boolean),
       ...(flags.clusterDomain !== undefined ? { clusterDomain: flags.clusterDomain } : {}),
       resolvConf: flags.resolvConf,
-    });
+    };
+    if (kubeletConfig) {
+      const applied = applyKubeletConfig(options, kubeletConfig, explicit);
+      options = applied.options;
+      for (const key of applied.unapplied) {
+        process.stderr.write(`kubelet-kit run: ${kubeletConfig.file}: ${key} is read but not applied yet\n`);
+      }
+    }
+    if (!options.podManifestPath && !options.manifestUrl && !options.kubeconfig) {
+      runUsageError('no pod source given: pass --pod-manifest-path, --manifest-url or --kubeconfig');
+      return;
+    }
+    agent = createAgent(options);
   } catch (err) {
     // A bad --runtime-classes file, say: named with its field, and nothing starts.
     runUsageError((err as Error).message);
@@ -270,6 +292,10 @@ const program = new Command('kubelet-kit').description(
 program
   .command('run')
   .description('Run the node agent')
+  .option(
+    '--config <file>',
+    'a KubeletConfiguration file (kubelet.config.k8s.io/v1beta1); flags given explicitly win over it',
+  )
   .option('--pod-manifest-path <path>', 'directory (or file) of static pod manifests')
   .option('--manifest-url <url>', 'URL of a Pod or PodList manifest, polled every 20s')
   .option('--kubeconfig <path>', "kubeconfig of an API server to take this node's pods from")
@@ -342,7 +368,7 @@ program
     'write logs there (default: stdout, or <root-dir>/kubelet-kit.log on a terminal)',
   )
   .option('--no-table', 'on a terminal, print logs instead of the live pod table')
-  .action((flags: RunFlags) => run(flags));
+  .action((flags: RunFlags, command: Command) => run(flags, command));
 
 program
   .command('get')

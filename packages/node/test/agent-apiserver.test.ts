@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { VERSION as APISERVER_VERSION, kubeletUserAgent } from '@kubelet-kit/apiserver';
 import type { Pod } from '@kubelet-kit/core';
 import { FakeClock } from '@kubelet-kit/core/testing';
 import { InMemoryCriServer } from '@kubelet-kit/cri/testing';
@@ -50,7 +51,10 @@ function fakeApiserver(pods: Pod[]) {
   const serviceLists: URL[] = [];
   const watchers: http.ServerResponse[] = [];
   const created: Pod[] = [];
-  const deleted: Array<{ path: string; body: unknown }> = [];
+  const deleted: Array<{ path: string; body: unknown; seen?: unknown }> = [];
+  const userAgents = new Set<string>();
+  // What a test wants noted as each DELETE arrives.
+  const hooks: { onDelete?: () => unknown } = {};
   let rv = 100;
   const notify = (type: 'ADDED' | 'MODIFIED' | 'DELETED', object: Pod) => {
     for (const w of watchers) w.write(`${JSON.stringify({ type, object })}\n`);
@@ -64,6 +68,9 @@ function fakeApiserver(pods: Pod[]) {
   };
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
+    userAgents.add(
+      `${url.searchParams.get('watch') === 'true' ? 'watch' : req.method} ${req.headers['user-agent']}`,
+    );
     if (req.method === 'GET' && url.pathname === '/api/v1/nodes/node-a') {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(
@@ -92,10 +99,17 @@ function fakeApiserver(pods: Pod[]) {
     const remove = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)$/.exec(url.pathname);
     if (req.method === 'DELETE' && remove) {
       readBody(req, (body) => {
-        deleted.push({ path: url.pathname, body: body ? JSON.parse(body) : undefined });
+        const parsed = body ? (JSON.parse(body) as { preconditions?: { uid?: string } }) : undefined;
+        deleted.push({ path: url.pathname, body: parsed, seen: hooks.onDelete?.() });
         const at = pods.findIndex(
           (p) => p.metadata?.name === remove[2] && p.metadata?.namespace === remove[1],
         );
+        const wanted = parsed?.preconditions?.uid;
+        if (at >= 0 && wanted !== undefined && pods[at]?.metadata?.uid !== wanted) {
+          res.writeHead(409, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ kind: 'Status', code: 409, reason: 'Conflict' }));
+          return;
+        }
         if (at < 0) {
           res.writeHead(404, { 'content-type': 'application/json' });
           res.end(JSON.stringify({ kind: 'Status', code: 404, reason: 'NotFound' }));
@@ -158,6 +172,10 @@ function fakeApiserver(pods: Pod[]) {
           body: JSON.parse(body),
         });
         const pod = pods.find((p) => p.metadata?.name === status[2]);
+        // Applied, as the API server would: the final DELETE waits for a terminal API phase.
+        if (pod) {
+          (pod as { status?: unknown }).status = applyMergePatch(pod.status, JSON.parse(body).status);
+        }
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ ...pod, metadata: { ...pod?.metadata, resourceVersion: String(++rv) } }));
       });
@@ -182,6 +200,14 @@ function fakeApiserver(pods: Pod[]) {
     serviceLists,
     created,
     deleted,
+    hooks,
+    userAgents,
+    pods: () => pods,
+    /** Swaps a stored pod for another without a watch event (as if this node's watch lagged). */
+    replace(uid: string, pod: Pod) {
+      const at = pods.findIndex((p) => p.metadata?.uid === uid);
+      if (at >= 0) pods.splice(at, 1, pod);
+    },
     sendEvent(type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: Pod) {
       rv++;
       const object = { ...pod, metadata: { ...pod.metadata, resourceVersion: String(rv) } };
@@ -297,6 +323,11 @@ describe('agent in API server mode', () => {
     api.sendEvent('DELETED', apiPod('late', 'uid-late'));
     await pump(clock, () => cri.calls('StopPodSandbox').length > 0);
     await pump(clock, () => !agent!.kubelet.podsWithStatus().some((p) => p.metadata?.name === 'late'));
+
+    // Every request and watch names a kubelet of the Kubernetes version followed.
+    const ua = kubeletUserAgent({ kitVersion: APISERVER_VERSION });
+    expect(ua).toMatch(/^kubelet\/v1\.34\.0 \(linux\/[a-z0-9]+\) kubelet-kit\//);
+    expect([...api.userAgents].sort()).toEqual([`GET ${ua}`, `PATCH ${ua}`, `watch ${ua}`]);
   });
 
   it("makes a static pod's mirror pod, reports its status through it, and deletes it with the static pod", async () => {
@@ -353,5 +384,92 @@ describe('agent in API server mode', () => {
     );
     expect(gone.body).toMatchObject({ gracePeriodSeconds: 0 });
     expect(cri.calls('StopPodSandbox').length).toBeGreaterThan(0);
+  });
+
+  const jobPhase = () => api.pods().find((p) => p.metadata?.name === 'job')?.status?.phase;
+
+  it('deletes a pod the API server is deleting with grace 0 and its UID, once stopped and unmounted', async () => {
+    agent = createAgent({
+      runtimeEndpoint: cri.endpoint,
+      kubeconfig: path.join(dir, 'kubeconfig'),
+      rootDirectory: path.join(dir, 'root'),
+      nodeName: 'node-a',
+      nodeIPs: ['192.0.2.10'],
+      port: 0,
+      clock,
+    });
+    const base = apiPod('job', 'uid-job');
+    const pod: Pod = {
+      ...base,
+      spec: {
+        ...base.spec!,
+        volumes: [{ name: 'scratch', emptyDir: {} }],
+        containers: [{ ...base.spec!.containers[0]!, volumeMounts: [{ name: 'scratch', mountPath: '/s' }] }],
+      },
+    };
+    const volumeDir = path.join(
+      dir,
+      'root',
+      'pods',
+      'uid-job',
+      'volumes',
+      'kubernetes.io~empty-dir',
+      'scratch',
+    );
+    api.hooks.onDelete = () => ({
+      stoppedContainers: cri.calls('StopContainer').length,
+      stoppedSandboxes: cri.calls('StopPodSandbox').length,
+      volumeMounted: fs.existsSync(volumeDir),
+    });
+    await agent.start();
+    await pump(clock, () => api.watchers.length > 0);
+    api.sendEvent('ADDED', pod);
+    await pump(clock, () => jobPhase() === 'Running' && fs.existsSync(volumeDir));
+
+    // The API server marks the pod deleted (graceful deletion): the kubelet stops it, writes the
+    // terminal phase, and only then deletes it for good.
+    api.sendEvent('MODIFIED', {
+      ...pod,
+      metadata: { ...pod.metadata, deletionTimestamp: '2026-06-01T00:00:30Z', deletionGracePeriodSeconds: 2 },
+      status: api.pods().find((p) => p.metadata?.uid === 'uid-job')?.status ?? {},
+    });
+    const gone = await pump(clock, () =>
+      api.deleted.find((d) => d.path === '/api/v1/namespaces/team/pods/job'),
+    );
+    expect(gone.body).toMatchObject({ gracePeriodSeconds: 0, preconditions: { uid: 'uid-job' } });
+    expect(gone.seen).toMatchObject({ stoppedContainers: 1, volumeMounted: false });
+    expect((gone.seen as { stoppedSandboxes: number }).stoppedSandboxes).toBeGreaterThan(0);
+    expect(api.pods().some((p) => p.metadata?.name === 'job')).toBe(false);
+  });
+
+  it('does not delete a pod recreated under the same name with a new UID', async () => {
+    agent = createAgent({
+      runtimeEndpoint: cri.endpoint,
+      kubeconfig: path.join(dir, 'kubeconfig'),
+      rootDirectory: path.join(dir, 'root'),
+      nodeName: 'node-a',
+      nodeIPs: ['192.0.2.10'],
+      port: 0,
+      clock,
+    });
+    const pod = apiPod('job', 'uid-old');
+    await agent.start();
+    await pump(clock, () => api.watchers.length > 0);
+    api.sendEvent('ADDED', pod);
+    await pump(clock, () => jobPhase() === 'Running');
+    // Before the node reports back, the old pod is force-deleted and a new one takes its name.
+    api.hooks.onDelete = () => api.pods().map((p) => p.metadata?.uid);
+    api.sendEvent('MODIFIED', {
+      ...pod,
+      metadata: { ...pod.metadata, deletionTimestamp: '2026-06-01T00:00:30Z', deletionGracePeriodSeconds: 2 },
+    });
+    api.replace('uid-old', { ...apiPod('job', 'uid-new'), spec: { ...pod.spec!, nodeName: 'node-b' } });
+    await pump(clock, () => cri.calls('StopPodSandbox').length > 0);
+    // The worker finished the pod (terminatePod told the status manager); then a full status sync.
+    await pump(clock, () => agent!.kubelet.podWorkers.shouldPodBeFinished('uid-old'));
+    await pump(clock, () => false, 100, 150).catch(() => {});
+    // Any DELETE sent for the name carried the old UID, and the new pod is still there.
+    for (const d of api.deleted) expect(d.body).toMatchObject({ preconditions: { uid: 'uid-old' } });
+    expect(api.pods().map((p) => p.metadata?.uid)).toContain('uid-new');
   });
 });
