@@ -33,5 +33,19 @@ export {
   toPlainObject,
 } from './status-sink.js';
 
+export {
+  TOKEN_GC_PERIOD_MS,
+  TOKEN_MAX_JITTER_MS,
+  TOKEN_MAX_TTL_MS,
+  TokenManager,
+  type TokenManagerOptions,
+} from './token-manager.js';
+export {
+  type RequestServiceAccountToken,
+  type ServiceAccountTokenApi,
+  serviceAccountTokenRequester,
+  TokenRequestError,
+} from './token-request.js';
+
 /** Package version. @public */
 export const VERSION = '0.1.0';
