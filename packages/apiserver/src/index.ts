@@ -47,5 +47,15 @@ export {
   TokenRequestError,
 } from './token-request.js';
 
+export {
+  DEFAULT_MAX_IDLE_TIME_MS,
+  DEFAULT_OBJECT_TTL_MS,
+  OBJECT_TTL_ANNOTATION,
+  objectTtlFromNode,
+  WatchingObjectGetter,
+  type WatchingObjectGetterOptions,
+  type WatchingObjectGetterStats,
+} from './watch-object-getter.js';
+
 /** Package version. @public */
 export const VERSION = '0.1.0';
