@@ -162,7 +162,8 @@ export class WatchingObjectGetter implements ObjectGetter {
 
   constructor(options: WatchingObjectGetterOptions) {
     const kc = options.kubeConfig;
-    this.#kubeConfig = typeof kc === 'function' ? kc : async () => kc;
+    let loaded: Promise<KubeConfig> | undefined;
+    this.#kubeConfig = typeof kc === 'function' ? () => (loaded ??= kc()) : async () => kc;
     this.#clock = options.clock ?? new RealClock();
     this.#logger = (options.logger ?? noopLogger).child({ component: 'object-watches' });
     this.#onError = options.onError;
@@ -230,6 +231,8 @@ export class WatchingObjectGetter implements ObjectGetter {
     signal: AbortSignal | undefined,
   ): Promise<ConfigMap | Secret | undefined> {
     signal?.throwIfAborted();
+    // A kubeconfig that cannot be loaded fails the read, rather than a watch retrying forever.
+    await this.#kubeConfig();
     const key = `${kind}/${namespace}/${name}`;
     let item = this.#items.get(key);
     if (!item) {
