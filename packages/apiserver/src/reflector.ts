@@ -257,6 +257,8 @@ export class Reflector {
     const { listTimeoutMs } = this.#options;
     const listAbort = new AbortController();
     const onAbort = () => listAbort.abort(signal.reason);
+    // Stopped during the import: the listener below would never fire.
+    signal.throwIfAborted();
     signal.addEventListener('abort', onAbort, { once: true });
     const timer =
       listTimeoutMs === undefined

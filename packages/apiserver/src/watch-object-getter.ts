@@ -154,6 +154,8 @@ export class WatchingObjectGetter implements ObjectGetter {
   readonly #tuning: ReflectorTuning;
   readonly #items = new Map<string, Item>();
   #fallback: Promise<ApiserverObjectGetter> | undefined;
+  /** Watches being stopped (idle or immutable), awaited by `stop()`. */
+  readonly #stopping = new Set<Promise<void>>();
   #recycleTimer: Timer | undefined;
   #watchesStarted = 0;
   #stoppedImmutable = 0;
@@ -185,7 +187,8 @@ export class WatchingObjectGetter implements ObjectGetter {
     this.#recycleTimer = undefined;
     const items = [...this.#items.values()];
     this.#items.clear();
-    await Promise.all(items.map((item) => this.#stopItem(item)));
+    for (const item of items) this.#stopItem(item);
+    await Promise.all([...this.#stopping]);
   }
 
   getConfigMap(namespace: string, name: string, signal?: AbortSignal): Promise<ConfigMap | undefined> {
@@ -216,7 +219,7 @@ export class WatchingObjectGetter implements ObjectGetter {
       if (!item.synced || now <= item.lastAccess + this.#maxIdleTimeMs) continue;
       this.#items.delete(key);
       if (!item.stopped) this.#stoppedIdle++;
-      void this.#stopItem(item);
+      this.#stopItem(item);
       this.#logger.debug(
         { kind: item.kind, namespace: item.namespace, name: item.name },
         'object not read for a long time; stopped watching it',
@@ -254,7 +257,7 @@ export class WatchingObjectGetter implements ObjectGetter {
       // It cannot change any more: no watch needed (upstream stops the reflector here too).
       item.immutable = true;
       this.#stoppedImmutable++;
-      void this.#stopItem(item);
+      this.#stopItem(item);
       this.#logger.debug({ kind, namespace, name }, 'object is immutable; stopped watching it');
     }
     return object;
@@ -327,15 +330,19 @@ export class WatchingObjectGetter implements ObjectGetter {
   /** Resolves once the item listed, its list failed, `syncTimeoutMs` passed, or the signal aborts. */
   #waitForSync(item: Item, signal: AbortSignal | undefined): Promise<void> {
     if (item.listFailures > 0) return Promise.resolve();
+    if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<void>((resolve, reject) => {
-      const done = () => {
+      const cleanUp = () => {
         timer.cancel();
         item.waiters.delete(done);
         signal?.removeEventListener('abort', onAbort);
+      };
+      const done = () => {
+        cleanUp();
         resolve();
       };
       const onAbort = () => {
-        done();
+        cleanUp();
         reject(signal?.reason);
       };
       const timer = this.#clock.setTimeout(done, this.#syncTimeoutMs);
@@ -344,10 +351,12 @@ export class WatchingObjectGetter implements ObjectGetter {
     });
   }
 
-  async #stopItem(item: Item): Promise<void> {
+  /** Ends the item's watch in the background; `stop()` waits for it. */
+  #stopItem(item: Item): void {
     if (item.stopped) return;
     item.stopped = true;
-    await item.reflector.stop();
+    const stopping = item.reflector.stop().finally(() => this.#stopping.delete(stopping));
+    this.#stopping.add(stopping);
   }
 
   #fallbackGetter(): Promise<ApiserverObjectGetter> {

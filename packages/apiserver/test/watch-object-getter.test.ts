@@ -232,6 +232,33 @@ describe('WatchingObjectGetter', () => {
   });
 });
 
+describe('WatchingObjectGetter: aborts', () => {
+  it('a read waiting for its first list rejects with the signal reason', async () => {
+    // A server that never answers the list.
+    const server = http.createServer(() => {});
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const kc = new KubeConfig();
+    kc.loadFromClusterAndUser(
+      {
+        name: 'local',
+        server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        skipTLSVerify: true,
+      },
+      { name: 'u' },
+    );
+    const clock = new FakeClock();
+    const getter = new WatchingObjectGetter({ kubeConfig: kc, clock });
+    const abort = new AbortController();
+    const read = getter.getConfigMap('ns', 'cfg', abort.signal);
+    abort.abort(new Error('pod sync cancelled'));
+    await expect(read).rejects.toThrow('pod sync cancelled');
+    const stopped = getter.stop();
+    server.closeAllConnections();
+    await stopped;
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+});
+
 describe('objectTtlFromNode', () => {
   it.each([
     [{ metadata: { annotations: { 'node.alpha.kubernetes.io/ttl': '15' } } }, 15_000],
