@@ -39,5 +39,29 @@ export {
   setUserAgent,
 } from './user-agent.js';
 
+export {
+  TOKEN_GC_PERIOD_MS,
+  TOKEN_MAX_JITTER_MS,
+  TOKEN_MAX_TTL_MS,
+  TokenManager,
+  type TokenManagerOptions,
+} from './token-manager.js';
+export {
+  type RequestServiceAccountToken,
+  type ServiceAccountTokenApi,
+  serviceAccountTokenRequester,
+  TokenRequestError,
+} from './token-request.js';
+
+export {
+  DEFAULT_MAX_IDLE_TIME_MS,
+  DEFAULT_OBJECT_TTL_MS,
+  OBJECT_TTL_ANNOTATION,
+  objectTtlFromNode,
+  WatchingObjectGetter,
+  type WatchingObjectGetterOptions,
+  type WatchingObjectGetterStats,
+} from './watch-object-getter.js';
+
 /** Package version. @public */
 export const VERSION = '0.1.0';

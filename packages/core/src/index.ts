@@ -176,3 +176,11 @@ export {
   type SyncResult,
 } from './runtime.js';
 export type { ServiceLister } from './services.js';
+// Service account tokens for projected volumes (TokenRequest).
+export type {
+  BoundObjectReference,
+  TokenGetter,
+  TokenRequest,
+  TokenRequestSpec,
+  TokenRequestStatus,
+} from './token.js';

@@ -252,6 +252,7 @@ export function createAgent(options: AgentOptions): Agent {
     podStateProvider,
     sourcesReady: () => podConfigView.seenAllSources(),
     ...(objectGetter ? { objectGetter } : {}),
+    ...(api.tokenGetter ? { tokenGetter: api.tokenGetter } : {}),
     nodeName,
     clock,
     logger: logger.child({ component: 'volumes' }),

@@ -2,7 +2,6 @@ import path from 'node:path';
 import {
   VERSION as APISERVER_VERSION,
   ApiserverMirrorClient,
-  ApiserverObjectGetter,
   ApiserverRuntimeClassList,
   ApiserverServiceLister,
   ApiserverSource,
@@ -10,7 +9,10 @@ import {
   kubeletUserAgent,
   type MirrorPodApi,
   type PodStatusApi,
+  serviceAccountTokenRequester,
   setUserAgent,
+  TokenManager,
+  WatchingObjectGetter,
 } from '@kubelet-kit/apiserver';
 import {
   ApiserverSourceName,
@@ -21,6 +23,7 @@ import {
   type ObjectGetter,
   type RuntimeClassGetter,
   type ServiceLister,
+  type TokenGetter,
 } from '@kubelet-kit/core';
 import type { PodSource } from '@kubelet-kit/pod-config';
 import type { StatusSink } from '@kubelet-kit/status-manager';
@@ -60,6 +63,8 @@ export interface ApiClients {
   readonly runtimeClasses: RuntimeClassGetter;
   /** The cluster's Services for service link variables (listed and watched), or undefined without one. */
   readonly serviceLister: ServiceLister | undefined;
+  /** Service account tokens for projected volumes (TokenRequest), or undefined without one. */
+  readonly tokenGetter: TokenGetter | undefined;
   /** The API server's pods bound to this node, or undefined without one. */
   podSource(options: {
     readonly recorder: EventRecorder;
@@ -93,6 +98,7 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
     : undefined;
 
   let objectGetter: ObjectGetter | undefined;
+  let watchingObjectGetter: WatchingObjectGetter | undefined;
   if (options.objectDirectory) {
     objectGetter = new LocalObjectGetter({
       directory: options.objectDirectory,
@@ -100,21 +106,13 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
       logger: logger.child({ component: 'objects' }),
     });
   } else if (kubeConfig) {
-    let getter: Promise<ApiserverObjectGetter> | undefined;
-    const apiGetter = () =>
-      (getter ??= kubeConfig().then(
-        (kc) =>
-          new ApiserverObjectGetter({
-            kubeConfig: kc,
-            clock,
-            logger: logger.child({ component: 'objects' }),
-          }),
-      ));
-    objectGetter = {
-      getConfigMap: async (namespace, name, signal) =>
-        (await apiGetter()).getConfigMap(namespace, name, signal),
-      getSecret: async (namespace, name, signal) => (await apiGetter()).getSecret(namespace, name, signal),
-    };
+    // Upstream's default Watch strategy: one watch per object read, GETs with a TTL as fallback.
+    watchingObjectGetter = new WatchingObjectGetter({
+      kubeConfig,
+      clock,
+      logger: logger.child({ component: 'objects' }),
+    });
+    objectGetter = watchingObjectGetter;
   }
 
   // RuntimeClasses: from the API server with a kubeconfig (as upstream's kubelet), local files
@@ -162,9 +160,22 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
     );
   }
 
+  // Tokens of projected serviceAccountToken sources (upstream's token manager).
+  const tokenManager = kubeConfig
+    ? new TokenManager({
+        requestToken: serviceAccountTokenRequester(async () => {
+          const [kc, m] = await Promise.all([kubeConfig(), import('@kubernetes/client-node')]);
+          return kc.makeApiClient(m.CoreV1Api);
+        }),
+        clock,
+        logger,
+      })
+    : undefined;
+
   return {
     kubeConfig,
     objectGetter,
+    tokenGetter: tokenManager,
     mirrorClient,
     statusSinks,
     runtimeClasses: apiRuntimeClasses ?? localRuntimeClasses,
@@ -193,10 +204,14 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
     start() {
       apiRuntimeClasses?.start();
       serviceLister?.start();
+      tokenManager?.start();
+      watchingObjectGetter?.start();
     },
     async stop() {
       await apiRuntimeClasses?.stop();
       await serviceLister?.stop();
+      tokenManager?.stop();
+      await watchingObjectGetter?.stop();
     },
   };
 }
