@@ -33,13 +33,6 @@ export {
   toPlainObject,
 } from './status-sink.js';
 export {
-  KUBELET_COMPATIBLE_VERSION,
-  type KubeletUserAgentOptions,
-  kubeletUserAgent,
-  setUserAgent,
-} from './user-agent.js';
-
-export {
   TOKEN_GC_PERIOD_MS,
   TOKEN_MAX_JITTER_MS,
   TOKEN_MAX_TTL_MS,
@@ -52,6 +45,12 @@ export {
   serviceAccountTokenRequester,
   TokenRequestError,
 } from './token-request.js';
+export {
+  KUBELET_COMPATIBLE_VERSION,
+  type KubeletUserAgentOptions,
+  kubeletUserAgent,
+  setUserAgent,
+} from './user-agent.js';
 
 export {
   DEFAULT_MAX_IDLE_TIME_MS,
