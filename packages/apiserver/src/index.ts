@@ -8,6 +8,12 @@
  */
 
 export {
+  ApiserverLeaseClient,
+  type ApiserverLeaseClientOptions,
+  type LeaseCoordinationApi,
+  type NodeReadApi,
+} from './lease-client.js';
+export {
   ApiserverMirrorClient,
   type ApiserverMirrorClientOptions,
   type MirrorPodApi,
