@@ -9,6 +9,7 @@
 // Kubernetes API types, from `kubernetes-types`, so every package names them the same way.
 export type { Quantity } from 'kubernetes-types/api/resource.js';
 export type { Lease, LeaseSpec } from 'kubernetes-types/coordination/v1.js';
+// core/v1 Event is named as client-node names it: `Event` is the DOM's.
 export type {
   Affinity,
   AppArmorProfile,
@@ -32,6 +33,8 @@ export type {
   EnvFromSource,
   EnvVar,
   EnvVarSource,
+  Event as CoreV1Event,
+  EventSource,
   ExecAction,
   GRPCAction,
   HostAlias,
@@ -45,6 +48,7 @@ export type {
   Node,
   NodeStatus,
   ObjectFieldSelector,
+  ObjectReference,
   Pod,
   PodCondition,
   PodDNSConfig,
