@@ -1,5 +1,8 @@
 import path from 'node:path';
 import {
+  ApiserverEventRecorder,
+  ApiserverEventSink,
+  ApiserverLeaseClient,
   ApiserverMirrorClient,
   ApiserverObjectGetter,
   ApiserverRuntimeClassList,
@@ -19,10 +22,11 @@ import {
   type RuntimeClassGetter,
   type ServiceLister,
 } from '@kubelet-kit/core';
+import { type NodeLeaseController, newNodeLeaseController } from '@kubelet-kit/node-lease';
 import type { PodSource } from '@kubelet-kit/pod-config';
 import type { StatusSink } from '@kubelet-kit/status-manager';
 import { LocalObjectGetter } from '@kubelet-kit/volume-manager';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { LocalRuntimeClassList, loadRuntimeClasses } from './runtime-classes.js';
 
 /** Options of {@link createApiClients}: the agent's flags that name where objects come from. */
@@ -36,6 +40,11 @@ export interface ApiClientsOptions {
   readonly nodeName: string;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Upstream --event-qps (default 50) and --event-burst (default 100), for the API server's events. */
+  readonly eventQPS?: number | undefined;
+  readonly eventBurst?: number | undefined;
+  /** Upstream --node-lease-duration-seconds; default 40. */
+  readonly nodeLeaseDurationSeconds?: number | undefined;
 }
 
 /**
@@ -57,6 +66,10 @@ export interface ApiClients {
   readonly runtimeClasses: RuntimeClassGetter;
   /** The cluster's Services for service link variables (listed and watched), or undefined without one. */
   readonly serviceLister: ServiceLister | undefined;
+  /** Events written to the API server (core/v1 Events), or undefined without one. */
+  readonly eventRecorder: ApiserverEventRecorder | undefined;
+  /** Renews the node's Lease in kube-node-lease, or undefined without an API server. */
+  readonly nodeLease: NodeLeaseController | undefined;
   /** The API server's pods bound to this node, or undefined without one. */
   podSource(options: {
     readonly recorder: EventRecorder;
@@ -154,7 +167,55 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
     );
   }
 
+  // Events and the node lease (upstream's event client and heartbeat client).
+  let eventRecorder: ApiserverEventRecorder | undefined;
+  let nodeLease: NodeLeaseController | undefined;
+  if (kubeConfig) {
+    let core: Promise<CoreV1Api> | undefined;
+    let coordination: Promise<CoordinationV1Api> | undefined;
+    const coreApi = () =>
+      (core ??= Promise.all([kubeConfig(), import('@kubernetes/client-node')]).then(([kc, m]) =>
+        kc.makeApiClient(m.CoreV1Api),
+      ));
+    const coordinationApi = () =>
+      (coordination ??= Promise.all([kubeConfig(), import('@kubernetes/client-node')]).then(([kc, m]) =>
+        kc.makeApiClient(m.CoordinationV1Api),
+      ));
+    eventRecorder = new ApiserverEventRecorder({
+      sink: new ApiserverEventSink({
+        api: {
+          createNamespacedEvent: async (...args) => (await coreApi()).createNamespacedEvent(...args),
+          patchNamespacedEvent: async (...args) => (await coreApi()).patchNamespacedEvent(...args),
+        },
+      }),
+      nodeName,
+      eventQPS: options.eventQPS,
+      eventBurst: options.eventBurst,
+      clock,
+      logger,
+    });
+    // The Node is looked up for the lease's owner reference; until it exists the lease waits.
+    const leaseClient = new ApiserverLeaseClient({
+      coordination: {
+        readNamespacedLease: async (...args) => (await coordinationApi()).readNamespacedLease(...args),
+        createNamespacedLease: async (...args) => (await coordinationApi()).createNamespacedLease(...args),
+        replaceNamespacedLease: async (...args) => (await coordinationApi()).replaceNamespacedLease(...args),
+      },
+      core: { readNode: async (...args) => (await coreApi()).readNode(...args) },
+    });
+    nodeLease = newNodeLeaseController({
+      api: leaseClient,
+      nodeUidGetter: leaseClient,
+      nodeName,
+      leaseDurationSeconds: options.nodeLeaseDurationSeconds,
+      clock,
+      logger,
+    });
+  }
+
   return {
+    eventRecorder,
+    nodeLease,
     kubeConfig,
     objectGetter,
     mirrorClient,
