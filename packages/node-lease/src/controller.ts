@@ -295,6 +295,7 @@ class Controller implements NodeLeaseController {
 
   /** One API call, bounded by the request timeout and cancelled by `signal`. */
   async #call<T>(fn: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T> {
+    signal.throwIfAborted();
     const abort = new AbortController();
     const onAbort = () => abort.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
