@@ -8,6 +8,43 @@
  */
 
 export {
+  defaultAggregateIntervalInSeconds,
+  defaultAggregateMaxEvents,
+  defaultSpamBurst,
+  defaultSpamQPS,
+  type EventCorrelateResult,
+  EventCorrelator,
+  type EventCorrelatorOptions,
+  type EventPatch,
+  eventAggregatorByReasonFunc,
+  eventAggregatorByReasonMessageFunc,
+  getEventKey,
+  getSpamKey,
+  maxLruCacheEntries,
+} from './event-correlator.js';
+export {
+  ApiserverEventRecorder,
+  type ApiserverEventRecorderOptions,
+  type ApiserverEventRecorderStats,
+  DefaultEventBurst,
+  DefaultEventQPS,
+  maxQueuedEvents,
+} from './event-recorder.js';
+export {
+  ApiserverEventSink,
+  type ApiserverEventSinkOptions,
+  defaultEventSleepMs,
+  type EventApi,
+  type EventSink,
+  maxTriesPerEvent,
+} from './event-sink.js';
+export {
+  ApiserverLeaseClient,
+  type ApiserverLeaseClientOptions,
+  type LeaseCoordinationApi,
+  type NodeReadApi,
+} from './lease-client.js';
+export {
   ApiserverMirrorClient,
   type ApiserverMirrorClientOptions,
   type MirrorPodApi,

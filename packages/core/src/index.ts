@@ -8,6 +8,8 @@
 
 // Kubernetes API types, from `kubernetes-types`, so every package names them the same way.
 export type { Quantity } from 'kubernetes-types/api/resource.js';
+export type { Lease, LeaseSpec } from 'kubernetes-types/coordination/v1.js';
+// core/v1 Event is named as client-node names it: `Event` is the DOM's.
 export type {
   Affinity,
   AppArmorProfile,
@@ -31,6 +33,8 @@ export type {
   EnvFromSource,
   EnvVar,
   EnvVarSource,
+  Event as CoreV1Event,
+  EventSource,
   ExecAction,
   GRPCAction,
   HostAlias,
@@ -44,6 +48,7 @@ export type {
   Node,
   NodeStatus,
   ObjectFieldSelector,
+  ObjectReference,
   Pod,
   PodCondition,
   PodDNSConfig,
@@ -74,11 +79,7 @@ export type {
   VolumeMount,
   VolumeProjection,
 } from 'kubernetes-types/core/v1.js';
-export type {
-  ObjectMeta,
-  OwnerReference,
-  Time,
-} from 'kubernetes-types/meta/v1.js';
+export type { MicroTime, ObjectMeta, OwnerReference, Time } from 'kubernetes-types/meta/v1.js';
 export type {
   Overhead,
   RuntimeClass,
@@ -89,6 +90,7 @@ export { type Clock, RealClock, type Timer } from './clock.js';
 export { CodedError, NetworkNotReadyError } from './errors.js';
 export { type EventObjectRef, type EventRecorder, type EventType, noopEventRecorder } from './events.js';
 export type { IntOrString } from './k8s.js';
+export { type LeaseApi, LeaseApiError, type LeaseApiErrorCode, type NodeUidGetter } from './lease-api.js';
 export { type LogFn, type Logger, noopLogger } from './logger.js';
 export {
   buildPodFullName,

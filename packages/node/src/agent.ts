@@ -27,6 +27,7 @@ import { createPodSources, podConfigView as podConfigViewOf, sourceErrorLog } fr
 import { createCriServices, createPleg, RuntimeState } from './runtime-state.js';
 import { KubeletServer } from './server.js';
 import { SysctlAllowlist } from './sysctl.js';
+import { teeRecorder } from './tee-recorder.js';
 
 /**
  * Creation calls in flight at once. On a 2-core machine, where containerd is CPU-bound during a
@@ -118,6 +119,12 @@ export interface AgentOptions {
   readonly clock?: Clock;
   readonly logger?: Logger;
   readonly recorder?: EventRecorder;
+  /** Upstream --event-qps: event requests per second to the API server; default 50. */
+  readonly eventQPS?: number;
+  /** Upstream --event-burst: event requests allowed at once above that; default 100. */
+  readonly eventBurst?: number;
+  /** Upstream --node-lease-duration-seconds: the node Lease's duration; default 40, renewed every quarter. */
+  readonly nodeLeaseDurationSeconds?: number;
   /**
    * Called with each rejected manifest (pod-config's `PodValidationError`: file or URL, object
    * and field paths) and each source error, besides the log line and {@link Agent.sourceErrors}.
@@ -162,7 +169,9 @@ function defaultNodeIPs(): string[] {
 export function createAgent(options: AgentOptions): Agent {
   const clock = options.clock ?? new RealClock();
   const logger = options.logger ?? noopLogger;
-  const recorder = options.recorder ?? loggingRecorder(logger);
+  // With a kubeconfig, events also go to the API server (its recorder comes with the API clients).
+  const apiEvents: { recorder?: EventRecorder | undefined } = {};
+  const recorder = teeRecorder(options.recorder ?? loggingRecorder(logger), apiEvents);
   const nodeName = (options.nodeName ?? os.hostname()).toLowerCase();
   const rootDirectory = path.resolve(options.rootDirectory ?? '/var/lib/kubelet-kit');
   const nodeIPs = options.nodeIPs ?? defaultNodeIPs();
@@ -188,7 +197,11 @@ export function createAgent(options: AgentOptions): Agent {
     nodeName,
     clock,
     logger,
+    eventQPS: options.eventQPS,
+    eventBurst: options.eventBurst,
+    nodeLeaseDurationSeconds: options.nodeLeaseDurationSeconds,
   });
+  apiEvents.recorder = api.eventRecorder;
   const { objectGetter } = api;
 
   // Several managers need the pod workers, which the kubelet owns: reach them lazily.
@@ -391,10 +404,14 @@ export function createAgent(options: AgentOptions): Agent {
       // Upstream checks the node's resolv.conf once, as its sync loop starts.
       runtime.checkLimitsForResolvConf();
       await k.start();
+      // The heartbeat starts once the agent runs.
+      api.nodeLease?.start();
     },
     async stop() {
+      await api.nodeLease?.stop();
       runtimeState.stop();
       await k.stop();
+      await api.eventRecorder?.stop();
       await api.stop();
       await server.stop();
       cri.close();

@@ -1,6 +1,9 @@
 import path from 'node:path';
 import {
   VERSION as APISERVER_VERSION,
+  ApiserverEventRecorder,
+  ApiserverEventSink,
+  ApiserverLeaseClient,
   ApiserverMirrorClient,
   ApiserverRuntimeClassList,
   ApiserverServiceLister,
@@ -25,10 +28,11 @@ import {
   type ServiceLister,
   type TokenGetter,
 } from '@kubelet-kit/core';
+import { type NodeLeaseController, newNodeLeaseController } from '@kubelet-kit/node-lease';
 import type { PodSource } from '@kubelet-kit/pod-config';
 import type { StatusSink } from '@kubelet-kit/status-manager';
 import { LocalObjectGetter } from '@kubelet-kit/volume-manager';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { LocalRuntimeClassList, loadRuntimeClasses } from './runtime-classes.js';
 
 /** Options of {@link createApiClients}: the agent's flags that name where objects come from. */
@@ -42,6 +46,11 @@ export interface ApiClientsOptions {
   readonly nodeName: string;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Upstream --event-qps (default 50) and --event-burst (default 100), for the API server's events. */
+  readonly eventQPS?: number | undefined;
+  readonly eventBurst?: number | undefined;
+  /** Upstream --node-lease-duration-seconds; default 40. */
+  readonly nodeLeaseDurationSeconds?: number | undefined;
 }
 
 /**
@@ -65,6 +74,10 @@ export interface ApiClients {
   readonly serviceLister: ServiceLister | undefined;
   /** Service account tokens for projected volumes (TokenRequest), or undefined without one. */
   readonly tokenGetter: TokenGetter | undefined;
+  /** Events written to the API server (core/v1 Events), or undefined without one. */
+  readonly eventRecorder: ApiserverEventRecorder | undefined;
+  /** Renews the node's Lease in kube-node-lease, or undefined without an API server. */
+  readonly nodeLease: NodeLeaseController | undefined;
   /** The API server's pods bound to this node, or undefined without one. */
   podSource(options: {
     readonly recorder: EventRecorder;
@@ -171,8 +184,55 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
         logger,
       })
     : undefined;
+  // Events and the node lease (upstream's event client and heartbeat client).
+  let eventRecorder: ApiserverEventRecorder | undefined;
+  let nodeLease: NodeLeaseController | undefined;
+  if (kubeConfig) {
+    let core: Promise<CoreV1Api> | undefined;
+    let coordination: Promise<CoordinationV1Api> | undefined;
+    const coreApi = () =>
+      (core ??= Promise.all([kubeConfig(), import('@kubernetes/client-node')]).then(([kc, m]) =>
+        kc.makeApiClient(m.CoreV1Api),
+      ));
+    const coordinationApi = () =>
+      (coordination ??= Promise.all([kubeConfig(), import('@kubernetes/client-node')]).then(([kc, m]) =>
+        kc.makeApiClient(m.CoordinationV1Api),
+      ));
+    eventRecorder = new ApiserverEventRecorder({
+      sink: new ApiserverEventSink({
+        api: {
+          createNamespacedEvent: async (...args) => (await coreApi()).createNamespacedEvent(...args),
+          patchNamespacedEvent: async (...args) => (await coreApi()).patchNamespacedEvent(...args),
+        },
+      }),
+      nodeName,
+      eventQPS: options.eventQPS,
+      eventBurst: options.eventBurst,
+      clock,
+      logger,
+    });
+    // The Node is looked up for the lease's owner reference; until it exists the lease waits.
+    const leaseClient = new ApiserverLeaseClient({
+      coordination: {
+        readNamespacedLease: async (...args) => (await coordinationApi()).readNamespacedLease(...args),
+        createNamespacedLease: async (...args) => (await coordinationApi()).createNamespacedLease(...args),
+        replaceNamespacedLease: async (...args) => (await coordinationApi()).replaceNamespacedLease(...args),
+      },
+      core: { readNode: async (...args) => (await coreApi()).readNode(...args) },
+    });
+    nodeLease = newNodeLeaseController({
+      api: leaseClient,
+      nodeUidGetter: leaseClient,
+      nodeName,
+      leaseDurationSeconds: options.nodeLeaseDurationSeconds,
+      clock,
+      logger,
+    });
+  }
 
   return {
+    eventRecorder,
+    nodeLease,
     kubeConfig,
     objectGetter,
     tokenGetter: tokenManager,

@@ -88,6 +88,9 @@ interface RunFlags {
   clusterDns?: string[];
   clusterDomain?: string;
   resolvConf: string;
+  eventQps?: number;
+  eventBurst?: number;
+  nodeLeaseDurationSeconds?: number;
   logLevel: string;
   logFile?: string;
   table: boolean;
@@ -218,6 +221,11 @@ async function run(flags: RunFlags, command: Command): Promise<void> {
         .filter(Boolean),
       ...(flags.clusterDomain !== undefined ? { clusterDomain: flags.clusterDomain } : {}),
       resolvConf: flags.resolvConf,
+      ...(flags.eventQps !== undefined ? { eventQPS: flags.eventQps } : {}),
+      ...(flags.eventBurst !== undefined ? { eventBurst: flags.eventBurst } : {}),
+      ...(flags.nodeLeaseDurationSeconds !== undefined
+        ? { nodeLeaseDurationSeconds: flags.nodeLeaseDurationSeconds }
+        : {}),
     };
     if (kubeletConfig) {
       const applied = applyKubeletConfig(options, kubeletConfig, explicit);
@@ -361,6 +369,22 @@ program
     '--resolv-conf <path>',
     "resolver configuration pods' DNS is based on ('' for none)",
     '/etc/resolv.conf',
+  )
+  // Events and the node lease, with a kubeconfig (upstream's flags and defaults).
+  .option(
+    '--event-qps <n>',
+    'event requests per second to the API server (0: client-go default 5)',
+    int('--event-qps'),
+  )
+  .option('--event-burst <n>', 'event requests allowed at once above --event-qps', int('--event-burst'))
+  .option(
+    '--node-lease-duration-seconds <n>',
+    "the node Lease's duration; it is renewed every quarter of it",
+    (value: string): number => {
+      const n = int('--node-lease-duration-seconds')(value);
+      if (n === 0) throw new InvalidArgumentError('--node-lease-duration-seconds must be greater than 0');
+      return n;
+    },
   )
   .option('--log-level <level>', 'debug, info, warn or error', 'info')
   .option(

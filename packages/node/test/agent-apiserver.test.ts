@@ -55,6 +55,10 @@ function fakeApiserver(pods: Pod[]) {
   const userAgents = new Set<string>();
   // What a test wants noted as each DELETE arrives.
   const hooks: { onDelete?: () => unknown } = {};
+  // The node Lease and the Events the agent writes.
+  const leaseWrites: Array<{ method: string; body: Record<string, unknown> }> = [];
+  const eventWrites: Array<{ method: string; path: string; body: Record<string, unknown> }> = [];
+  let lease: Record<string, unknown> | undefined;
   let rv = 100;
   const notify = (type: 'ADDED' | 'MODIFIED' | 'DELETED', object: Pod) => {
     for (const w of watchers) w.write(`${JSON.stringify({ type, object })}\n`);
@@ -76,6 +80,33 @@ function fakeApiserver(pods: Pod[]) {
       res.end(
         JSON.stringify({ kind: 'Node', apiVersion: 'v1', metadata: { name: 'node-a', uid: 'node-uid-1' } }),
       );
+      return;
+    }
+    const leases = '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases';
+    if (url.pathname === leases || url.pathname === `${leases}/node-a`) {
+      if (req.method === 'GET' && !lease) {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ kind: 'Status', code: 404, reason: 'NotFound' }));
+        return;
+      }
+      readBody(req, (text) => {
+        if (req.method !== 'GET') {
+          const body = JSON.parse(text) as Record<string, unknown>;
+          leaseWrites.push({ method: req.method ?? '', body });
+          lease = { ...body, metadata: { ...(body.metadata as object), resourceVersion: String(++rv) } };
+        }
+        res.writeHead(req.method === 'POST' ? 201 : 200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(lease));
+      });
+      return;
+    }
+    if (/^\/api\/v1\/namespaces\/[^/]+\/events(\/[^/]+)?$/.test(url.pathname)) {
+      readBody(req, (text) => {
+        const body = JSON.parse(text) as Record<string, unknown>;
+        eventWrites.push({ method: req.method ?? '', path: url.pathname, body });
+        res.writeHead(req.method === 'POST' ? 201 : 200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      });
       return;
     }
     const create = /^\/api\/v1\/namespaces\/([^/]+)\/pods$/.exec(url.pathname);
@@ -196,6 +227,8 @@ function fakeApiserver(pods: Pod[]) {
   return {
     server,
     patches,
+    leaseWrites,
+    eventWrites,
     watchers,
     serviceLists,
     created,
@@ -313,6 +346,18 @@ describe('agent in API server mode', () => {
     expect(env).toMatchObject({ KUBERNETES_SERVICE_HOST: '10.96.0.1', DB_SERVICE_PORT_HTTPS: '443' });
     expect(api.serviceLists[0]?.searchParams.get('fieldSelector')).toBe('spec.clusterIP!=None');
 
+    // Its events went to the API server, in the pod's namespace.
+    const started = await pump(clock, () =>
+      api.eventWrites.find((e) => e.method === 'POST' && e.body.reason === 'Started'),
+    );
+    expect(started.path).toBe('/api/v1/namespaces/team/events');
+    expect(started.body).toMatchObject({
+      involvedObject: { apiVersion: 'v1', kind: 'Pod', namespace: 'team', name: 'web', uid: 'uid-web' },
+      source: { component: 'kubelet', host: 'node-a' },
+      reportingComponent: 'kubelet',
+      reportingInstance: 'node-a',
+    });
+
     // A pod bound later arrives through the watch.
     await pump(clock, () => api.watchers.length > 0);
     api.sendEvent('ADDED', apiPod('late', 'uid-late'));
@@ -327,7 +372,8 @@ describe('agent in API server mode', () => {
     // Every request and watch names a kubelet of the Kubernetes version followed.
     const ua = kubeletUserAgent({ kitVersion: APISERVER_VERSION });
     expect(ua).toMatch(/^kubelet\/v1\.34\.0 \(linux\/[a-z0-9]+\) kubelet-kit\//);
-    expect([...api.userAgents].sort()).toEqual([`GET ${ua}`, `PATCH ${ua}`, `watch ${ua}`]);
+    // (POST: the events and the node Lease.)
+    expect([...api.userAgents].sort()).toEqual([`GET ${ua}`, `PATCH ${ua}`, `POST ${ua}`, `watch ${ua}`]);
   });
 
   it("makes a static pod's mirror pod, reports its status through it, and deletes it with the static pod", async () => {
@@ -471,5 +517,41 @@ describe('agent in API server mode', () => {
     // Any DELETE sent for the name carried the old UID, and the new pod is still there.
     for (const d of api.deleted) expect(d.body).toMatchObject({ preconditions: { uid: 'uid-old' } });
     expect(api.pods().map((p) => p.metadata?.uid)).toContain('uid-new');
+  });
+
+  it('renews the node Lease from start to stop, owned by the Node', async () => {
+    agent = createAgent({
+      runtimeEndpoint: cri.endpoint,
+      kubeconfig: path.join(dir, 'kubeconfig'),
+      rootDirectory: path.join(dir, 'root'),
+      nodeName: 'node-a',
+      nodeIPs: ['192.0.2.10'],
+      port: 0,
+      clock,
+      nodeLeaseDurationSeconds: 20,
+      resolvConf: '',
+    });
+    expect(api.leaseWrites).toHaveLength(0);
+    await agent.start();
+    const created = await pump(clock, () => api.leaseWrites.find((w) => w.method === 'POST'));
+    expect(created.body).toMatchObject({
+      metadata: {
+        name: 'node-a',
+        namespace: 'kube-node-lease',
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: 'node-uid-1' }],
+      },
+      spec: { holderIdentity: 'node-a', leaseDurationSeconds: 20 },
+    });
+    // Renewed every 5 s (a quarter of 20 s), by PUT of the lease last written.
+    await pump(clock, () => api.leaseWrites.filter((w) => w.method === 'PUT').length >= 2);
+    const puts = api.leaseWrites.filter((w) => w.method === 'PUT');
+    const renewals = puts.map((w) => Date.parse((w.body.spec as { renewTime: string }).renewTime));
+    expect(renewals[1]! - renewals[0]!).toBeGreaterThanOrEqual(5_000);
+    expect(renewals[1]! - renewals[0]!).toBeLessThanOrEqual(5_300);
+    await agent.stop();
+    agent = undefined;
+    const writes = api.leaseWrites.length;
+    await clock.tick(30_000);
+    expect(api.leaseWrites).toHaveLength(writes);
   });
 });
