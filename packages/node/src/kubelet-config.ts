@@ -83,7 +83,7 @@ export interface PendingKubeletConfigOptions {
   systemReserved?: Record<string, string>;
   /** `kubeReserved`: resource name → quantity. */
   kubeReserved?: Record<string, string>;
-  /** `eventRecordQPS` (default 50; 0 is no limit). */
+  /** `eventRecordQPS` (default 50; 0 takes client-go's 5, as upstream's event client). */
   eventQPS?: number;
   /** `eventBurst` (default 100). */
   eventBurst?: number;
@@ -103,9 +103,9 @@ export const connectedPendingOptions: readonly (keyof PendingKubeletConfigOption
   // 'nodeStatusReportFrequencyMs',
   // 'systemReserved',
   // 'kubeReserved',
-  // 'eventQPS',
-  // 'eventBurst',
-  // 'nodeLeaseDurationSeconds',
+  'eventQPS',
+  'eventBurst',
+  'nodeLeaseDurationSeconds',
 ];
 
 /**

@@ -180,7 +180,7 @@ nodeLeaseDurationSeconds: 60
     expect(parse('nodeStatusUpdateFrequency: 20s\nnodeStatusReportFrequency: 1m\n').pending).toMatchObject({
       nodeStatusReportFrequencyMs: 60_000,
     });
-    expect(connectedPendingOptions).toEqual([]);
+    expect(connectedPendingOptions).toEqual(['eventQPS', 'eventBurst', 'nodeLeaseDurationSeconds']);
   });
 
   it("maps logging.verbosity to the log level (klog's V(4) and up is debug)", () => {
@@ -372,7 +372,8 @@ describe('loadKubeletConfig and precedence', () => {
       .option('--container-runtime-endpoint <e>', '', 'unix:///run/containerd/containerd.sock')
       .option('--pod-manifest-path <p>')
       .option('--cluster-dns <ips...>')
-      .option('--resolv-conf <p>', '', '/etc/resolv.conf');
+      .option('--resolv-conf <p>', '', '/etc/resolv.conf')
+      .option('--event-burst <n>', '', Number);
     command.parse(argv, { from: 'user' });
     const f = command.opts();
     const fromFlags: AgentOptions = {
@@ -383,6 +384,7 @@ describe('loadKubeletConfig and precedence', () => {
       resolvConf: f.resolvConf,
       clusterDNS: f.clusterDns ?? [],
       ...(f.podManifestPath ? { podManifestPath: f.podManifestPath } : {}),
+      ...(f.eventBurst !== undefined ? { eventBurst: f.eventBurst } : {}),
     };
     return { fromFlags, explicit: (flag: string) => command.getOptionValueSource(flag) === 'cli' };
   }
@@ -410,6 +412,14 @@ registerNode: false
     });
     // PENDING values wait for their AgentOptions key.
     expect(unapplied).toEqual(['registerNode']);
+  });
+
+  it('applies the event and lease fields, a flag given winning over the file', () => {
+    const config = parse('eventRecordQPS: 7\neventBurst: 9\nnodeLeaseDurationSeconds: 30\n');
+    const { fromFlags, explicit } = flagsOf(['--pod-manifest-path', '/m', '--event-burst', '11']);
+    const { options, unapplied } = applyKubeletConfig(fromFlags, config, explicit);
+    expect(options).toMatchObject({ eventQPS: 7, eventBurst: 11, nodeLeaseDurationSeconds: 30 });
+    expect(unapplied).toEqual([]);
   });
 
   it('leaves the flags alone for what the file does not set', () => {
