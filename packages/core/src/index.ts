@@ -84,6 +84,16 @@ export type {
   RuntimeClass,
   Scheduling,
 } from 'kubernetes-types/node/v1.js';
+// Node registration and status (the nodestatus package and its API adapter).
+export type {
+  ContainerImage,
+  NodeAddress,
+  NodeCondition,
+  NodeDaemonEndpoints,
+  NodeSpec,
+  NodeSystemInfo,
+  Taint,
+} from 'kubernetes-types/core/v1.js';
 export { Backoff, type BackoffOptions, jitter } from './backoff.js';
 export { type Clock, RealClock, type Timer } from './clock.js';
 export { CodedError, NetworkNotReadyError } from './errors.js';
@@ -176,3 +186,9 @@ export {
   type SyncResult,
 } from './runtime.js';
 export type { ServiceLister } from './services.js';
+export {
+  type NodeApi,
+  NodeApiError,
+  type NodeApiErrorCode,
+  type NodePressureProvider,
+} from './node-api.js';
