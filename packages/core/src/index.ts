@@ -8,6 +8,7 @@
 
 // Kubernetes API types, from `kubernetes-types`, so every package names them the same way.
 export type { Quantity } from 'kubernetes-types/api/resource.js';
+// Node registration and status (the nodestatus package and its API adapter).
 export type {
   Affinity,
   AppArmorProfile,
@@ -18,6 +19,7 @@ export type {
   ConfigMapProjection,
   ConfigMapVolumeSource,
   Container,
+  ContainerImage,
   ContainerPort,
   ContainerState,
   ContainerStateRunning,
@@ -42,7 +44,12 @@ export type {
   LifecycleHandler,
   LocalObjectReference,
   Node,
+  NodeAddress,
+  NodeCondition,
+  NodeDaemonEndpoints,
+  NodeSpec,
   NodeStatus,
+  NodeSystemInfo,
   ObjectFieldSelector,
   Pod,
   PodCondition,
@@ -68,6 +75,7 @@ export type {
   ServicePort,
   ServiceSpec,
   SleepAction,
+  Taint,
   TCPSocketAction,
   Toleration,
   Volume,
@@ -84,22 +92,18 @@ export type {
   RuntimeClass,
   Scheduling,
 } from 'kubernetes-types/node/v1.js';
-// Node registration and status (the nodestatus package and its API adapter).
-export type {
-  ContainerImage,
-  NodeAddress,
-  NodeCondition,
-  NodeDaemonEndpoints,
-  NodeSpec,
-  NodeSystemInfo,
-  Taint,
-} from 'kubernetes-types/core/v1.js';
 export { Backoff, type BackoffOptions, jitter } from './backoff.js';
 export { type Clock, RealClock, type Timer } from './clock.js';
 export { CodedError, NetworkNotReadyError } from './errors.js';
 export { type EventObjectRef, type EventRecorder, type EventType, noopEventRecorder } from './events.js';
 export type { IntOrString } from './k8s.js';
 export { type LogFn, type Logger, noopLogger } from './logger.js';
+export {
+  type NodeApi,
+  NodeApiError,
+  type NodeApiErrorCode,
+  type NodePressureProvider,
+} from './node-api.js';
 export {
   buildPodFullName,
   deepCopy,
@@ -186,9 +190,3 @@ export {
   type SyncResult,
 } from './runtime.js';
 export type { ServiceLister } from './services.js';
-export {
-  type NodeApi,
-  NodeApiError,
-  type NodeApiErrorCode,
-  type NodePressureProvider,
-} from './node-api.js';

@@ -41,7 +41,11 @@ export interface NodeApi {
    * Applies a strategic merge patch to `nodes/<name>/status` (spec changes are ignored there;
    * metadata such as labels is not) and resolves with the Node as stored.
    */
-  patchNodeStatus(name: string, patch: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<Node>;
+  patchNodeStatus(
+    name: string,
+    patch: Readonly<Record<string, unknown>>,
+    signal?: AbortSignal,
+  ): Promise<Node>;
 }
 
 /**

@@ -296,7 +296,12 @@ export class NodeStatusManager {
     const name = this.#o.nodeName;
     try {
       const created = await this.#o.api.createNode(node, signal);
-      this.#recorder.event(this.#nodeRef, 'Normal', 'RegisteredNode', `Registered Node ${name} with the API server`);
+      this.#recorder.event(
+        this.#nodeRef,
+        'Normal',
+        'RegisteredNode',
+        `Registered Node ${name} with the API server`,
+      );
       this.#known(created);
       return true;
     } catch (err) {
@@ -353,7 +358,10 @@ export class NodeStatusManager {
       try {
         await setter(node);
       } catch (err) {
-        this.#logger.warn({ node: this.#o.nodeName, err: errorText(err) }, 'Failed to set some node status fields');
+        this.#logger.warn(
+          { node: this.#o.nodeName, err: errorText(err) },
+          'Failed to set some node status fields',
+        );
       }
     }
   }
@@ -381,7 +389,9 @@ export class NodeStatusManager {
     let original: Node | undefined;
     try {
       original =
-        tryNumber === 0 && this.#o.nodeLister ? this.#o.nodeLister.get(name) : await this.#o.api.getNode(name, signal);
+        tryNumber === 0 && this.#o.nodeLister
+          ? this.#o.nodeLister.get(name)
+          : await this.#o.api.getNode(name, signal);
     } catch (err) {
       throw new Error(`error getting node ${JSON.stringify(name)}: ${errorText(err)}`, { cause: err });
     }
@@ -469,6 +479,7 @@ export class NodeStatusManager {
         ...(i.extendedResources ? { extendedResources: i.extendedResources } : {}),
         allocatableReservation: i.allocatableReservation ?? (() => ({})),
         recordEvent: record,
+        logger: this.#logger,
       }),
       versionInfo({
         versionInfo: i.versionInfo,
@@ -489,7 +500,14 @@ export class NodeStatusManager {
         hostErrors,
         recordEvent: record,
       }),
-      ...(i.volumesInUse ? [volumesInUse(() => i.volumesInUse!.synced(), () => i.volumesInUse!.inUse())] : []),
+      ...(i.volumesInUse
+        ? [
+            volumesInUse(
+              () => i.volumesInUse!.synced(),
+              () => i.volumesInUse!.inUse(),
+            ),
+          ]
+        : []),
     ];
   }
 }

@@ -41,7 +41,13 @@ function diffObject(from: JsonObject, to: JsonObject, path: string): JsonObject 
     } else if (Array.isArray(v) && Array.isArray(old) && mergeKeys[k] && path === '.status') {
       const sub = diffMergeList(old, v, mergeKeys[k]!);
       if (sub) patch[k] = sub;
-    } else if (Array.isArray(v) && k === 'addresses' && path === '.status' && Array.isArray(old) && old.length > 0) {
+    } else if (
+      Array.isArray(v) &&
+      k === 'addresses' &&
+      path === '.status' &&
+      Array.isArray(old) &&
+      old.length > 0
+    ) {
       // Upstream's fix-up: addresses carry a merge key in the schema but must be replaced whole.
       patch[k] = [...v, { $patch: 'replace' }];
     } else {
@@ -82,7 +88,9 @@ function diffMergeList(from: readonly Json[], to: readonly Json[], key: string):
  * @public
  */
 export function createNodeStatusPatch(original: Node, modified: Node): Record<string, unknown> | undefined {
-  const from = JSON.parse(JSON.stringify({ metadata: original.metadata ?? {}, status: original.status ?? {} }));
+  const from = JSON.parse(
+    JSON.stringify({ metadata: original.metadata ?? {}, status: original.status ?? {} }),
+  );
   const to = JSON.parse(JSON.stringify({ metadata: modified.metadata ?? {}, status: modified.status ?? {} }));
   const patch: JsonObject = {};
   const meta = diffObject(from.metadata, to.metadata, '.metadata');
@@ -107,7 +115,10 @@ function conditionsHaveChanged(a: readonly NodeCondition[], b: readonly NodeCond
  *
  * @public
  */
-export function nodeStatusHasChanged(original: NodeStatus | undefined, next: NodeStatus | undefined): boolean {
+export function nodeStatusHasChanged(
+  original: NodeStatus | undefined,
+  next: NodeStatus | undefined,
+): boolean {
   if (original === undefined && next === undefined) return false;
   if (original === undefined || next === undefined) return true;
   if (conditionsHaveChanged(original.conditions ?? [], next.conditions ?? [])) return true;

@@ -21,7 +21,8 @@ export const defaultNodeLabels: readonly string[] = [
 ];
 
 /** Tells the attach/detach controller to attach this node's volumes (upstream's default, true). @public */
-export const controllerManagedAttachDetachAnnotation = 'volumes.kubernetes.io/controller-managed-attach-detach';
+export const controllerManagedAttachDetachAnnotation =
+  'volumes.kubernetes.io/controller-managed-attach-detach';
 
 /** Options of {@link initialNodeObject}. @public */
 export interface InitialNodeOptions {
@@ -46,7 +47,10 @@ export function initialNodeObject(options: InitialNodeOptions): Node {
   const taints: Taint[] = (options.taints ?? []).map((t) => ({ ...t }));
   const unschedulableTaint = { key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' };
   // Tainted at creation, so no pod lands on it between registration and the taint controller.
-  if (options.unschedulable && !taints.some((t) => t.key === unschedulableTaint.key && t.effect === 'NoSchedule')) {
+  if (
+    options.unschedulable &&
+    !taints.some((t) => t.key === unschedulableTaint.key && t.effect === 'NoSchedule')
+  ) {
     taints.push(unschedulableTaint);
   }
   const node: Node = {
@@ -73,7 +77,10 @@ export function reconcileCMADAnnotation(initial: Node, existing: Node): boolean 
   if (want === have) return false;
   existing.metadata ??= {};
   if (want) {
-    existing.metadata.annotations = { ...existing.metadata.annotations, [controllerManagedAttachDetachAnnotation]: 'true' };
+    existing.metadata.annotations = {
+      ...existing.metadata.annotations,
+      [controllerManagedAttachDetachAnnotation]: 'true',
+    };
   } else if (existing.metadata.annotations) {
     delete existing.metadata.annotations[controllerManagedAttachDetachAnnotation];
   }
@@ -130,7 +137,11 @@ export function updateDefaultResources(initial: Node, existing: Node): boolean {
  *
  * @public
  */
-export function reconcileExtendedResource(initial: Node, existing: Node, resetExtendedResources = false): boolean {
+export function reconcileExtendedResource(
+  initial: Node,
+  existing: Node,
+  resetExtendedResources = false,
+): boolean {
   let requiresUpdate = updateDefaultResources(initial, existing);
   if (!resetExtendedResources) return requiresUpdate;
   const s = existing.status!;

@@ -1,5 +1,6 @@
 import {
   type EventType,
+  type Logger,
   type Node,
   type NodeCondition,
   type NodeStatus,
@@ -124,7 +125,9 @@ export function nodeAddress(options: NodeAddressOptions): Setter {
       ipAddr ??= options.chooseHostInterface();
     }
     if (ipAddr === undefined) {
-      throw new Error(`can't get ip address of node ${node.metadata?.name ?? ''}. error: ${lastErr ?? '<nil>'}`);
+      throw new Error(
+        `can't get ip address of node ${node.metadata?.name ?? ''}. error: ${lastErr ?? '<nil>'}`,
+      );
     }
     const addresses = [{ type: 'InternalIP', address: ipAddr }];
     if (specified(nodeIP) && specified(secondaryNodeIP)) {
@@ -171,6 +174,7 @@ export interface MachineInfoOptions {
   /** Taken off capacity for allocatable: system-reserved + kube-reserved + hard eviction thresholds. */
   readonly allocatableReservation: () => ResourceAmounts;
   readonly recordEvent: NodeEventFn;
+  readonly logger?: Logger;
 }
 
 function amountOf(name: string, quantity: string): number {
@@ -223,7 +227,8 @@ export function machineInfo(options: MachineInfoOptions): Setter {
       }
       ni.bootID = info.bootID;
       const storage = options.capacity?.()['ephemeral-storage'];
-      if (storage !== undefined) capacity['ephemeral-storage'] = formatResourceQuantity('ephemeral-storage', storage);
+      if (storage !== undefined)
+        capacity['ephemeral-storage'] = formatResourceQuantity('ephemeral-storage', storage);
       extended = options.extendedResources?.() ?? {};
       for (const [k, v] of Object.entries(extended)) capacity[k] = formatResourceQuantity(k, v);
     }
@@ -246,11 +251,9 @@ export function machineInfo(options: MachineInfoOptions): Setter {
     }
     for (const [k, v] of Object.entries(amounts)) allocatable[k] = formatResourceQuantity(k, v);
     s.allocatable = allocatable;
-    if (infoError !== undefined) {
-      throw new Error(`error getting machine info: ${(infoError as Error).message ?? String(infoError)}`, {
-        cause: infoError,
-      });
-    }
+    // Upstream logs this and reports the zeros: the node still registers.
+    if (infoError !== undefined)
+      options.logger?.error({ err: String(infoError) }, 'Error getting machine info');
   };
 }
 

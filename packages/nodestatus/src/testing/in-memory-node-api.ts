@@ -2,6 +2,7 @@ import { deepCopy, type Node, type NodeApi, NodeApiError, type ObjectMeta } from
 
 /** ObjectMeta without kubernetes-types' read-only marks: the fields the server fills in. */
 type Meta = { -readonly [K in keyof ObjectMeta]: ObjectMeta[K] };
+
 import { applyStrategicMergePatch } from './strategic-merge.js';
 
 /** One call an {@link InMemoryNodeApi} answered (or refused). @public */
@@ -53,7 +54,10 @@ export class InMemoryNodeApi implements NodeApi {
   async createNode(node: Node): Promise<Node> {
     const name = node.metadata?.name ?? '';
     this.#call({ verb: 'create', name, body: deepCopy(node) });
-    if (!name) throw new NodeApiError('Other', 'Node "" is invalid: metadata.name: Required value', { statusCode: 422 });
+    if (!name)
+      throw new NodeApiError('Other', 'Node "" is invalid: metadata.name: Required value', {
+        statusCode: 422,
+      });
     if (this.nodes.has(name)) {
       throw new NodeApiError('AlreadyExists', `nodes "${name}" already exists`, { statusCode: 409 });
     }
