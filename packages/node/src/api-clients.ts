@@ -1,6 +1,7 @@
 import path from 'node:path';
 import {
   ApiserverMirrorClient,
+  ApiserverNodeClient,
   ApiserverObjectGetter,
   ApiserverRuntimeClassList,
   ApiserverServiceLister,
@@ -15,6 +16,7 @@ import {
   type EventRecorder,
   type Logger,
   type MirrorClient,
+  type NodeApi,
   type ObjectGetter,
   type RuntimeClassGetter,
   type ServiceLister,
@@ -55,6 +57,8 @@ export interface ApiClients {
   readonly statusSinks: readonly StatusSink[];
   /** RuntimeClasses: the API server's, local files filling in names it lacks; or the files. */
   readonly runtimeClasses: RuntimeClassGetter;
+  /** This node's Node object (registration and status), or undefined without an API server. */
+  readonly nodeApi: NodeApi | undefined;
   /** The cluster's Services for service link variables (listed and watched), or undefined without one. */
   readonly serviceLister: ServiceLister | undefined;
   /** The API server's pods bound to this node, or undefined without one. */
@@ -154,8 +158,24 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
     );
   }
 
+  // Node registration and status (nodestatus), through their own client.
+  let nodeApi: NodeApi | undefined;
+  if (kubeConfig) {
+    let nodeClient: Promise<ApiserverNodeClient> | undefined;
+    const client = () =>
+      (nodeClient ??= Promise.all([kubeConfig(), import('@kubernetes/client-node')]).then(
+        ([kc, m]) => new ApiserverNodeClient({ api: kc.makeApiClient(m.CoreV1Api) }),
+      ));
+    nodeApi = {
+      getNode: async (...args) => (await client()).getNode(...args),
+      createNode: async (...args) => (await client()).createNode(...args),
+      patchNodeStatus: async (...args) => (await client()).patchNodeStatus(...args),
+    };
+  }
+
   return {
     kubeConfig,
+    nodeApi,
     objectGetter,
     mirrorClient,
     statusSinks,

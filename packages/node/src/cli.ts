@@ -10,6 +10,7 @@ import { pino } from 'pino';
 import { createAgent } from './agent.js';
 import { lineBatchingDestination } from './log-destination.js';
 import { type NodeTaint, parseNodeLabels, parseTaints } from './node-info.js';
+import { parseResourceListFlag } from './node-status.js';
 import { formatPodTable } from './pod-table.js';
 
 function int(name: string) {
@@ -86,6 +87,12 @@ interface RunFlags {
   clusterDns?: string[];
   clusterDomain?: string;
   resolvConf: string;
+  // Node registration and status.
+  registerNode: boolean;
+  nodeStatusUpdateFrequency?: number;
+  nodeStatusReportFrequency?: number;
+  systemReserved?: string[];
+  kubeReserved?: string[];
   logLevel: string;
   logFile?: string;
   table: boolean;
@@ -107,6 +114,16 @@ function parseExtendedResources(values: readonly string[]): Record<string, numbe
     out[name] = count;
   }
   return out;
+}
+
+/** A Go boolean flag value (`--register-node=false`); a bare flag is true. */
+function bool(name: string) {
+  return (value: string | undefined): boolean => {
+    if (value === undefined || value === 'true' || value === '1' || value === 't' || value === 'T')
+      return true;
+    if (value === 'false' || value === '0' || value === 'f' || value === 'F') return false;
+    throw new InvalidArgumentError(`${name} must be true or false, got ${JSON.stringify(value)}`);
+  };
 }
 
 /** A bad `run` flag: said on standard error, exit code 2 (as the kubelet's flag errors). */
@@ -153,7 +170,11 @@ async function run(flags: RunFlags): Promise<void> {
   let nodeLabels: Record<string, string>;
   let taints: NodeTaint[];
   let extendedResources: Record<string, number>;
+  let systemReserved: Record<string, string>;
+  let kubeReserved: Record<string, string>;
   try {
+    systemReserved = parseResourceListFlag('--system-reserved', flags.systemReserved ?? []);
+    kubeReserved = parseResourceListFlag('--kube-reserved', flags.kubeReserved ?? []);
     nodeLabels = Object.assign({}, ...(flags.nodeLabels ?? []).map(parseNodeLabels));
     taints = parseTaints((flags.registerWithTaints ?? []).join(','));
     extendedResources = parseExtendedResources(flags.extendedResources ?? []);
@@ -208,6 +229,17 @@ async function run(flags: RunFlags): Promise<void> {
         .filter(Boolean),
       ...(flags.clusterDomain !== undefined ? { clusterDomain: flags.clusterDomain } : {}),
       resolvConf: flags.resolvConf,
+      // Node registration and status.
+      registerNode: flags.registerNode,
+      ...(flags.nodeIp?.length ? { nodeIP: flags.nodeIp.join(',') } : {}),
+      ...(flags.nodeStatusUpdateFrequency !== undefined
+        ? { nodeStatusUpdateFrequencyMs: flags.nodeStatusUpdateFrequency }
+        : {}),
+      ...(flags.nodeStatusReportFrequency !== undefined
+        ? { nodeStatusReportFrequencyMs: flags.nodeStatusReportFrequency }
+        : {}),
+      ...(Object.keys(systemReserved).length ? { systemReserved } : {}),
+      ...(Object.keys(kubeReserved).length ? { kubeReserved } : {}),
     });
   } catch (err) {
     // A bad --runtime-classes file, say: named with its field, and nothing starts.
@@ -336,6 +368,24 @@ program
     "resolver configuration pods' DNS is based on ('' for none)",
     '/etc/resolv.conf',
   )
+  .option(
+    '--register-node [bool]',
+    "with --kubeconfig, create this node's Node object (false: only update an existing one)",
+    bool('--register-node'),
+    true,
+  )
+  .option(
+    '--node-status-update-frequency <duration>',
+    "how often the Node's status is computed and sent when changed (default 10s)",
+    duration,
+  )
+  .option(
+    '--node-status-report-frequency <duration>',
+    "how often the Node's status is sent when unchanged (default 5m, or the update frequency when only that is set)",
+    duration,
+  )
+  .option('--system-reserved <resources...>', 'resources reserved for the system, e.g. cpu=100m,memory=100Mi')
+  .option('--kube-reserved <resources...>', 'resources reserved for the kubelet, e.g. cpu=100m,memory=100Mi')
   .option('--log-level <level>', 'debug, info, warn or error', 'info')
   .option(
     '--log-file <path>',

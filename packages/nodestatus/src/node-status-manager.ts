@@ -86,8 +86,8 @@ export interface NodeStatusInputs {
   readonly runtimeVersion: () => Promise<RuntimeVersion>;
   /** e.g. `v1.34.0`. */
   readonly kubeletVersion: string;
-  /** The kubelet's port, reported as `daemonEndpoints.kubeletEndpoint.Port`. */
-  readonly kubeletPort: number;
+  /** The kubelet's port, reported as `daemonEndpoints.kubeletEndpoint.Port` (a getter: known once serving). */
+  readonly kubeletPort: number | (() => number);
   /** The runtime's images (CRI ListImages). */
   readonly imageList: () => Promise<readonly ImageInfo[]>;
   /** Default 50 (upstream `nodeStatusMaxImages`); -1 for all. */

@@ -308,9 +308,10 @@ export function versionInfo(options: VersionInfoOptions): Setter {
 }
 
 /** Upstream `DaemonEndpoints`: the kubelet's port. @public */
-export function daemonEndpoints(kubeletPort: number): Setter {
+export function daemonEndpoints(kubeletPort: number | (() => number)): Setter {
   return (node) => {
-    status(node).daemonEndpoints = { kubeletEndpoint: { Port: kubeletPort } };
+    const port = typeof kubeletPort === 'function' ? kubeletPort() : kubeletPort;
+    status(node).daemonEndpoints = { kubeletEndpoint: { Port: port } };
   };
 }
 
