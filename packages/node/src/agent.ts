@@ -408,7 +408,8 @@ export function createAgent(options: AgentOptions): Agent {
         labels: node.labels,
         taints: node.taints,
         registerNode: options.registerNode ?? true,
-        nodeIPs: nodeIPFlag.length ? nodeIPFlag : (options.nodeIPs ?? []),
+        // Only --node-ip is checked and reported as given; without it the address is found.
+        nodeIPs: nodeIPFlag,
         resources,
         runtimeVersion: () => runtime.version(),
         listImages: async () =>
