@@ -162,7 +162,7 @@ describe('agent node registration and status', () => {
     expect(ready.status?.daemonEndpoints?.kubeletEndpoint?.Port).toBe(agent.address?.port);
     expect(ready.status?.nodeInfo?.containerRuntimeVersion).toMatch(/^.+:\/\/.+/);
     expect(ready.status?.nodeInfo?.kubeletVersion).toBe('v1.34.0');
-    expect(ready.status?.images?.some((i) => i.names.includes(image))).toBe(true);
+    expect(ready.status?.images?.some((i) => i.names?.includes(image))).toBe(true);
     expect(ready.status?.addresses?.find((a) => a.type === 'Hostname')?.address).toBe('node-a');
     const patch = await pump(clock, () => api.requests.find((r) => r.method === 'PATCH'));
     expect(patch?.path).toBe('/api/v1/nodes/node-a/status');

@@ -223,7 +223,7 @@ export class NodeStatusManager {
     return this.#node;
   }
 
-  /** Records `Starting`, then syncs now and every nodeStatusUpdateFrequency until {@link stop}. */
+  /** Records `Starting`, then syncs now and every nodeStatusUpdateFrequency until `stop()`. */
   start(): void {
     if (this.#loop) return;
     this.#recorder.event(this.#nodeRef, 'Normal', 'Starting', 'Starting kubelet.');

@@ -35,7 +35,7 @@ export type NodeEventFn = (type: EventType, reason: string, message?: string) =>
 /** Most names reported per image (upstream `MaxNamesPerImageInNodeStatus`). @public */
 export const maxNamesPerImageInNodeStatus = 5;
 
-/** An API time (RFC 3339, whole seconds, as the API server stores it). */
+/** An API time (RFC 3339, whole seconds, as the API server stores it). @internal */
 export function formatTime(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }
@@ -407,7 +407,7 @@ export interface ReadyConditionOptions {
   readonly recordEvent: NodeEventFn;
 }
 
-/** Upstream's `utilerrors.NewAggregate(...).Error()`: one message, or `[a, b]` without repeats. */
+/** Upstream's `utilerrors.NewAggregate(...).Error()`: one message, or `[a, b]` without repeats. @public */
 export function aggregateMessage(messages: readonly string[]): string | undefined {
   const unique = [...new Set(messages)];
   if (unique.length === 0) return undefined;

@@ -14,7 +14,7 @@ export interface NodeApiCall {
 }
 
 /**
- * A {@link NodeApi} over a map in memory, for tests: resourceVersions, UIDs and
+ * A `NodeApi` (from `@kubelet-kit/core`) over a map in memory, for tests: resourceVersions, UIDs and
  * creationTimestamps as an API server gives them, strategic merge of `nodes/status` (spec left
  * alone), every call recorded, and failures to inject.
  *
