@@ -14,6 +14,7 @@ import {
   noopLogger,
   type RuntimeVersion,
   type Taint,
+  type Timer,
 } from '@kubelet-kit/core';
 import { nodeIPError } from './net.js';
 import { createNodeStatusPatch, nodeStatusHasChanged } from './patch.js';
@@ -126,6 +127,11 @@ export interface NodeStatusManagerOptions {
    * one every update reads the Node from the API server.
    */
   readonly nodeLister?: { get(name: string): Node | undefined };
+  /**
+   * How long one API call may take, ms; default the update frequency, at most 40 s (upstream's
+   * heartbeat client timeout: the smaller of the update frequency and the lease duration).
+   */
+  readonly requestTimeoutMs?: number;
   /** Setters run after upstream's, in order. */
   readonly extraSetters?: readonly Setter[];
   readonly clock: Clock;
@@ -190,6 +196,7 @@ export class NodeStatusManager {
   readonly #setters: readonly Setter[];
   readonly #updateFrequencyMs: number;
   readonly #reportFrequencyMs: number;
+  readonly #requestTimeoutMs: number;
   #registrationCompleted = false;
   #lastStatusReportTime: number | undefined;
   #abort: AbortController | undefined;
@@ -205,6 +212,7 @@ export class NodeStatusManager {
     this.#nodeRef = { kind: 'Node', name: options.nodeName, uid: options.nodeName };
     this.#updateFrequencyMs = options.nodeStatusUpdateFrequencyMs ?? defaultNodeStatusUpdateFrequencyMs;
     this.#reportFrequencyMs = options.nodeStatusReportFrequencyMs ?? defaultNodeStatusReportFrequencyMs;
+    this.#requestTimeoutMs = options.requestTimeoutMs ?? Math.min(this.#updateFrequencyMs, 40_000);
     let resolve!: (node: Node) => void;
     const promise = new Promise<Node>((r) => {
       resolve = r;
@@ -295,7 +303,7 @@ export class NodeStatusManager {
   async tryRegisterWithAPIServer(node: Node, signal?: AbortSignal): Promise<boolean> {
     const name = this.#o.nodeName;
     try {
-      const created = await this.#o.api.createNode(node, signal);
+      const created = await this.#call((s) => this.#o.api.createNode(node, s), signal);
       this.#recorder.event(
         this.#nodeRef,
         'Normal',
@@ -312,7 +320,7 @@ export class NodeStatusManager {
     }
     let existing: Node;
     try {
-      existing = await this.#o.api.getNode(name, signal);
+      existing = await this.#call((s) => this.#o.api.getNode(name, s), signal);
     } catch (err) {
       this.#logger.error({ node: name, err: errorText(err) }, 'Unable to register node with API server');
       return false;
@@ -327,7 +335,7 @@ export class NodeStatusManager {
       const patch = createNodeStatusPatch(original, existing);
       if (patch) {
         try {
-          existing = await this.#o.api.patchNodeStatus(name, patch, signal);
+          existing = await this.#call((s) => this.#o.api.patchNodeStatus(name, patch, s), signal);
         } catch (err) {
           this.#logger.error(
             { node: name, err: errorText(err) },
@@ -391,7 +399,7 @@ export class NodeStatusManager {
       original =
         tryNumber === 0 && this.#o.nodeLister
           ? this.#o.nodeLister.get(name)
-          : await this.#o.api.getNode(name, signal);
+          : await this.#call((s) => this.#o.api.getNode(name, s), signal);
     } catch (err) {
       throw new Error(`error getting node ${JSON.stringify(name)}: ${errorText(err)}`, { cause: err });
     }
@@ -403,7 +411,7 @@ export class NodeStatusManager {
       this.#o.clock.since(this.#lastStatusReportTime) >= this.#reportFrequencyMs;
     if (!changed && !due) return;
     const patch = createNodeStatusPatch(original, node) ?? {};
-    const updated = await this.#o.api.patchNodeStatus(name, patch, signal);
+    const updated = await this.#call((s) => this.#o.api.patchNodeStatus(name, patch, s), signal);
     this.#lastStatusReportTime = this.#o.clock.now();
     this.#known(updated);
   }
@@ -426,6 +434,35 @@ export class NodeStatusManager {
     }
     await this.setNodeStatus(node);
     return { node, changed: labelsChanged || nodeStatusHasChanged(original.status, node.status) };
+  }
+
+  /**
+   * One API call, given up after the request timeout (a silent API server must not stall the
+   * loop) or when `outer` aborts; its signal tells the client to stop too.
+   */
+  async #call<T>(fn: (signal: AbortSignal) => Promise<T>, outer: AbortSignal | undefined): Promise<T> {
+    outer?.throwIfAborted();
+    const abort = new AbortController();
+    let timer: Timer | undefined;
+    let onAbort: (() => void) | undefined;
+    const stopped = new Promise<never>((_, reject) => {
+      timer = this.#o.clock.setTimeout(() => {
+        const err = new NodeApiError('Unavailable', `request timed out after ${this.#requestTimeoutMs} ms`);
+        abort.abort(err);
+        reject(err);
+      }, this.#requestTimeoutMs);
+      onAbort = () => {
+        abort.abort(outer?.reason);
+        reject(outer?.reason);
+      };
+      outer?.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([fn(abort.signal), stopped]);
+    } finally {
+      timer?.cancel();
+      if (onAbort) outer?.removeEventListener('abort', onAbort);
+    }
   }
 
   #known(node: Node): void {

@@ -286,6 +286,24 @@ describe('NodeStatusManager status updates (upstream updateNodeStatus)', () => {
     await manager.stop();
   });
 
+  it('gives up a call the API server does not answer after the update frequency', async () => {
+    const { clock, api, manager } = setup();
+    manager.start();
+    await clock.tick(100);
+    await manager.registeredNode();
+    const inner = api.getNode.bind(api);
+    let hung = 0;
+    api.getNode = (name) => (hung++ < 5 ? new Promise<never>(() => {}) : inner(name));
+    // The next update's five attempts time out after 10 s each; without the timeout the loop
+    // would wait on the first for ever.
+    await clock.tick(10_000 + 5 * 10_000 + 10_000);
+    expect(hung).toBeGreaterThan(5);
+    // A call in flight does not hold up stop.
+    api.getNode = () => new Promise<never>(() => {});
+    await clock.tick(10_000);
+    await manager.stop();
+  });
+
   it('reads the first attempt from a node lister when given one', async () => {
     const clock = new FakeClock();
     const api = new InMemoryNodeApi({ now: () => clock.now() });
