@@ -231,7 +231,8 @@ async function run(flags: RunFlags): Promise<void> {
       resolvConf: flags.resolvConf,
       // Node registration and status.
       registerNode: flags.registerNode,
-      ...(flags.nodeIp?.length ? { nodeIP: flags.nodeIp.join(',') } : {}),
+      // The parsed IPs: upstream ignores unparsable --node-ip values with a warning.
+      ...(nodeIPs.length ? { nodeIP: nodeIPs.join(',') } : {}),
       ...(flags.nodeStatusUpdateFrequency !== undefined
         ? { nodeStatusUpdateFrequencyMs: flags.nodeStatusUpdateFrequency }
         : {}),
