@@ -49,6 +49,11 @@ export {
   type ApiserverMirrorClientOptions,
   type MirrorPodApi,
 } from './mirror-client.js';
+export {
+  ApiserverNodeClient,
+  type ApiserverNodeClientOptions,
+  type NodeStatusApi,
+} from './node-client.js';
 export { ApiserverObjectGetter, type ApiserverObjectGetterOptions } from './object-getter.js';
 export { ApiserverSource, type ApiserverSourceOptions, type ApiserverSourceStats } from './pod-source.js';
 export {

@@ -20,6 +20,7 @@ export type {
   ConfigMapProjection,
   ConfigMapVolumeSource,
   Container,
+  ContainerImage,
   ContainerPort,
   ContainerState,
   ContainerStateRunning,
@@ -46,7 +47,12 @@ export type {
   LifecycleHandler,
   LocalObjectReference,
   Node,
+  NodeAddress,
+  NodeCondition,
+  NodeDaemonEndpoints,
+  NodeSpec,
   NodeStatus,
+  NodeSystemInfo,
   ObjectFieldSelector,
   ObjectReference,
   Pod,
@@ -73,6 +79,7 @@ export type {
   ServicePort,
   ServiceSpec,
   SleepAction,
+  Taint,
   TCPSocketAction,
   Toleration,
   Volume,
@@ -92,6 +99,12 @@ export { type EventObjectRef, type EventRecorder, type EventType, noopEventRecor
 export type { IntOrString } from './k8s.js';
 export { type LeaseApi, LeaseApiError, type LeaseApiErrorCode, type NodeUidGetter } from './lease-api.js';
 export { type LogFn, type Logger, noopLogger } from './logger.js';
+export {
+  type NodeApi,
+  NodeApiError,
+  type NodeApiErrorCode,
+  type NodePressureProvider,
+} from './node-api.js';
 export {
   buildPodFullName,
   deepCopy,

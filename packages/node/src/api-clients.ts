@@ -5,6 +5,7 @@ import {
   ApiserverEventSink,
   ApiserverLeaseClient,
   ApiserverMirrorClient,
+  ApiserverNodeClient,
   ApiserverRuntimeClassList,
   ApiserverServiceLister,
   ApiserverSource,
@@ -23,6 +24,7 @@ import {
   type EventRecorder,
   type Logger,
   type MirrorClient,
+  type NodeApi,
   type ObjectGetter,
   type RuntimeClassGetter,
   type ServiceLister,
@@ -70,6 +72,8 @@ export interface ApiClients {
   readonly statusSinks: readonly StatusSink[];
   /** RuntimeClasses: the API server's, local files filling in names it lacks; or the files. */
   readonly runtimeClasses: RuntimeClassGetter;
+  /** This node's Node object (registration and status), or undefined without an API server. */
+  readonly nodeApi: NodeApi | undefined;
   /** The cluster's Services for service link variables (listed and watched), or undefined without one. */
   readonly serviceLister: ServiceLister | undefined;
   /** Service account tokens for projected volumes (TokenRequest), or undefined without one. */
@@ -229,11 +233,26 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
       logger,
     });
   }
+  // Node registration and status (nodestatus), through their own client.
+  let nodeApi: NodeApi | undefined;
+  if (kubeConfig) {
+    let nodeClient: Promise<ApiserverNodeClient> | undefined;
+    const client = () =>
+      (nodeClient ??= Promise.all([kubeConfig(), import('@kubernetes/client-node')]).then(
+        ([kc, m]) => new ApiserverNodeClient({ api: kc.makeApiClient(m.CoreV1Api) }),
+      ));
+    nodeApi = {
+      getNode: async (...args) => (await client()).getNode(...args),
+      createNode: async (...args) => (await client()).createNode(...args),
+      patchNodeStatus: async (...args) => (await client()).patchNodeStatus(...args),
+    };
+  }
 
   return {
     eventRecorder,
     nodeLease,
     kubeConfig,
+    nodeApi,
     objectGetter,
     tokenGetter: tokenManager,
     mirrorClient,

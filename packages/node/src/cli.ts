@@ -11,6 +11,7 @@ import { type AgentOptions, createAgent } from './agent.js';
 import { applyKubeletConfig, type KubeletConfig, loadKubeletConfig } from './kubelet-config.js';
 import { lineBatchingDestination } from './log-destination.js';
 import { type NodeTaint, parseNodeLabels, parseTaints } from './node-info.js';
+import { parseResourceListFlag } from './node-status.js';
 import { formatPodTable } from './pod-table.js';
 
 function int(name: string) {
@@ -91,6 +92,12 @@ interface RunFlags {
   eventQps?: number;
   eventBurst?: number;
   nodeLeaseDurationSeconds?: number;
+  // Node registration and status.
+  registerNode: boolean;
+  nodeStatusUpdateFrequency?: number;
+  nodeStatusReportFrequency?: number;
+  systemReserved?: string[];
+  kubeReserved?: string[];
   logLevel: string;
   logFile?: string;
   table: boolean;
@@ -112,6 +119,16 @@ function parseExtendedResources(values: readonly string[]): Record<string, numbe
     out[name] = count;
   }
   return out;
+}
+
+/** A Go boolean flag value (`--register-node=false`); a bare flag is true. */
+function bool(name: string) {
+  return (value: string | undefined): boolean => {
+    if (value === undefined || value === 'true' || value === '1' || value === 't' || value === 'T')
+      return true;
+    if (value === 'false' || value === '0' || value === 'f' || value === 'F') return false;
+    throw new InvalidArgumentError(`${name} must be true or false, got ${JSON.stringify(value)}`);
+  };
 }
 
 /** A bad `run` flag: said on standard error, exit code 2 (as the kubelet's flag errors). */
@@ -170,7 +187,11 @@ async function run(flags: RunFlags, command: Command): Promise<void> {
   let nodeLabels: Record<string, string>;
   let taints: NodeTaint[];
   let extendedResources: Record<string, number>;
+  let systemReserved: Record<string, string>;
+  let kubeReserved: Record<string, string>;
   try {
+    systemReserved = parseResourceListFlag('--system-reserved', flags.systemReserved ?? []);
+    kubeReserved = parseResourceListFlag('--kube-reserved', flags.kubeReserved ?? []);
     nodeLabels = Object.assign({}, ...(flags.nodeLabels ?? []).map(parseNodeLabels));
     taints = parseTaints((flags.registerWithTaints ?? []).join(','));
     extendedResources = parseExtendedResources(flags.extendedResources ?? []);
@@ -221,6 +242,18 @@ async function run(flags: RunFlags, command: Command): Promise<void> {
         .filter(Boolean),
       ...(flags.clusterDomain !== undefined ? { clusterDomain: flags.clusterDomain } : {}),
       resolvConf: flags.resolvConf,
+      // Node registration and status.
+      registerNode: flags.registerNode,
+      // The parsed IPs: upstream ignores unparsable --node-ip values with a warning.
+      ...(nodeIPs.length ? { nodeIP: nodeIPs.join(',') } : {}),
+      ...(flags.nodeStatusUpdateFrequency !== undefined
+        ? { nodeStatusUpdateFrequencyMs: flags.nodeStatusUpdateFrequency }
+        : {}),
+      ...(flags.nodeStatusReportFrequency !== undefined
+        ? { nodeStatusReportFrequencyMs: flags.nodeStatusReportFrequency }
+        : {}),
+      ...(Object.keys(systemReserved).length ? { systemReserved } : {}),
+      ...(Object.keys(kubeReserved).length ? { kubeReserved } : {}),
       ...(flags.eventQps !== undefined ? { eventQPS: flags.eventQps } : {}),
       ...(flags.eventBurst !== undefined ? { eventBurst: flags.eventBurst } : {}),
       ...(flags.nodeLeaseDurationSeconds !== undefined
@@ -386,6 +419,24 @@ program
       return n;
     },
   )
+  .option(
+    '--register-node [bool]',
+    "with --kubeconfig, create this node's Node object (false: only update an existing one)",
+    bool('--register-node'),
+    true,
+  )
+  .option(
+    '--node-status-update-frequency <duration>',
+    "how often the Node's status is computed and sent when changed (default 10s)",
+    duration,
+  )
+  .option(
+    '--node-status-report-frequency <duration>',
+    "how often the Node's status is sent when unchanged (default 5m, or the update frequency when only that is set)",
+    duration,
+  )
+  .option('--system-reserved <resources...>', 'resources reserved for the system, e.g. cpu=100m,memory=100Mi')
+  .option('--kube-reserved <resources...>', 'resources reserved for the kubelet, e.g. cpu=100m,memory=100Mi')
   .option('--log-level <level>', 'debug, info, warn or error', 'info')
   .option(
     '--log-file <path>',

@@ -37,6 +37,8 @@ describe('createApiClients without a kubeconfig', () => {
     expect(api.tokenGetter).toBeUndefined();
     // No Services, and nothing waits for them.
     expect(api.serviceLister).toBeUndefined();
+    // No Node registration or status without an API server.
+    expect(api.nodeApi).toBeUndefined();
     expect(api.podSource({ recorder: noopEventRecorder, onError: () => {} })).toBeUndefined();
     expect(api.runtimeClasses.getRuntimeClass('gvisor')?.handler).toBe('runsc');
     expect(api.runtimeClasses.getRuntimeClass('kata')).toBeUndefined();
@@ -120,6 +122,8 @@ describe('createApiClients with a kubeconfig', () => {
     // The Services are not listed before start(): API pods' containers wait for them.
     expect(api.serviceLister?.hasSynced()).toBe(false);
     expect(api.serviceLister?.list('default')).toEqual([]);
+    // The Node client maps the API server's 404 to NotFound.
+    await expect(api.nodeApi?.getNode('node-a')).rejects.toMatchObject({ code: 'NotFound' });
   });
 
   it('takes the object directory over the API server for objects', async () => {
