@@ -66,9 +66,8 @@ export type KubeletConfigAgentOptions = {
 };
 
 /**
- * PENDING (issue #25): values of the file for AgentOptions keys that other branches are adding.
- * They are parsed, defaulted and validated here; {@link connectedPendingOptions} says which of
- * them reach the agent.
+ * The cluster-node fields of the file (issue #25), kept apart from the others: parsed, defaulted
+ * and validated here; {@link connectedPendingOptions} says which of them reach the agent.
  *
  * @public
  */
@@ -92,17 +91,17 @@ export interface PendingKubeletConfigOptions {
 }
 
 /**
- * PENDING keys that AgentOptions has, and so are passed to the agent. To connect one once its
- * AgentOptions key exists, add its name here (one line each); the type checks that the key exists.
+ * The cluster-node keys passed to the agent (all of them now). A new one is connected by adding
+ * its name here once its AgentOptions key exists; the type checks that the key exists.
  *
  * @public
  */
 export const connectedPendingOptions: readonly (keyof PendingKubeletConfigOptions & keyof AgentOptions)[] = [
-  // 'registerNode',
-  // 'nodeStatusUpdateFrequencyMs',
-  // 'nodeStatusReportFrequencyMs',
-  // 'systemReserved',
-  // 'kubeReserved',
+  'registerNode',
+  'nodeStatusUpdateFrequencyMs',
+  'nodeStatusReportFrequencyMs',
+  'systemReserved',
+  'kubeReserved',
   'eventQPS',
   'eventBurst',
   'nodeLeaseDurationSeconds',
@@ -118,7 +117,7 @@ export interface KubeletConfig {
   readonly file: string;
   /** The AgentOptions the file sets (only fields present in the file). */
   readonly options: KubeletConfigAgentOptions;
-  /** PENDING: values for AgentOptions keys not connected yet (defaults included). */
+  /** The cluster-node fields (defaults included); see {@link connectedPendingOptions}. */
   readonly pending: PendingKubeletConfigOptions;
   /** The `--log-level` the file's `logging.verbosity` asks for, when set. */
   readonly logLevel?: 'info' | 'debug';
@@ -231,7 +230,7 @@ const fields: Readonly<Record<string, Field>> = {
   allowedUnsafeSysctls: { kind: 'strings', def: [], to: 'allowedUnsafeSysctls' },
   podLogsDir: { kind: 'string', def: '/var/log/pods', to: 'podLogsDirectory' },
   // registerWithTaints is read by readTaints.
-  // PENDING: parsed for AgentOptions keys being added on other branches.
+  // The cluster-node fields (kept in `pending`).
   registerNode: { kind: 'bool', pointer: true, def: true, to: 'registerNode' },
   nodeStatusUpdateFrequency: { kind: 'duration', def: 10 * s, min: 1, to: 'nodeStatusUpdateFrequencyMs' },
   nodeStatusReportFrequency: { kind: 'duration', def: 5 * min, min: 1, to: 'nodeStatusReportFrequencyMs' },

@@ -180,7 +180,16 @@ nodeLeaseDurationSeconds: 60
     expect(parse('nodeStatusUpdateFrequency: 20s\nnodeStatusReportFrequency: 1m\n').pending).toMatchObject({
       nodeStatusReportFrequencyMs: 60_000,
     });
-    expect(connectedPendingOptions).toEqual(['eventQPS', 'eventBurst', 'nodeLeaseDurationSeconds']);
+    expect(connectedPendingOptions).toEqual([
+      'registerNode',
+      'nodeStatusUpdateFrequencyMs',
+      'nodeStatusReportFrequencyMs',
+      'systemReserved',
+      'kubeReserved',
+      'eventQPS',
+      'eventBurst',
+      'nodeLeaseDurationSeconds',
+    ]);
   });
 
   it("maps logging.verbosity to the log level (klog's V(4) and up is debug)", () => {
@@ -409,9 +418,9 @@ registerNode: false
       podManifestPath: '/etc/manifests',
       clusterDNS: ['10.0.0.53'], // flag
       resolvConf: '',
+      registerNode: false,
     });
-    // PENDING values wait for their AgentOptions key.
-    expect(unapplied).toEqual(['registerNode']);
+    expect(unapplied).toEqual([]);
   });
 
   it('applies the event and lease fields, a flag given winning over the file', () => {
