@@ -13,6 +13,8 @@ export interface ApiserverObjectGetterOptions {
   readonly kubeConfig: KubeConfig;
   /** How long a read (or a not-found) is reused (ms); default 10 s, as upstream's TTL cache strategy. */
   readonly ttlMs?: number;
+  /** Asked on every read, wins over `ttlMs` when it answers (e.g. the Node's TTL annotation). */
+  readonly getTtlMs?: () => number | undefined;
   readonly clock?: Clock;
   readonly logger?: Logger;
 }
@@ -48,6 +50,7 @@ export class ApiserverObjectGetter implements ObjectGetter {
   readonly #kubeConfig: KubeConfig;
   #api: Promise<CoreV1Api> | undefined;
   readonly #ttlMs: number;
+  readonly #getTtlMs: (() => number | undefined) | undefined;
   readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #cache = new Map<string, CacheEntry>();
@@ -55,6 +58,7 @@ export class ApiserverObjectGetter implements ObjectGetter {
   constructor(options: ApiserverObjectGetterOptions) {
     this.#kubeConfig = options.kubeConfig;
     this.#ttlMs = options.ttlMs ?? 10_000;
+    this.#getTtlMs = options.getTtlMs;
     this.#clock = options.clock ?? new RealClock();
     this.#logger = (options.logger ?? noopLogger).child({ component: 'apiserver-object-getter' });
   }
@@ -101,7 +105,8 @@ export class ApiserverObjectGetter implements ObjectGetter {
   ): Promise<T | undefined> {
     signal?.throwIfAborted();
     const cached = this.#cache.get(key);
-    if (cached && this.#clock.since(cached.at) < this.#ttlMs) return cached.value as Promise<T | undefined>;
+    const ttlMs = this.#getTtlMs?.() ?? this.#ttlMs;
+    if (cached && this.#clock.since(cached.at) < ttlMs) return cached.value as Promise<T | undefined>;
     const value = this.#client()
       .then(read)
       .catch((err: unknown) => {

@@ -203,6 +203,8 @@ export class Reflector {
         }
       }
       const { Watch } = await import('@kubernetes/client-node');
+      // Stopped during the list or the import: an abort listener added now would never fire.
+      if (signal.aborted) return;
       const outcome = await this.#watchOnce(kc, Watch, signal);
       expiredInARow = outcome.kind === 'expired' ? expiredInARow + 1 : 0;
       switch (outcome.kind) {
@@ -255,6 +257,8 @@ export class Reflector {
     const { listTimeoutMs } = this.#options;
     const listAbort = new AbortController();
     const onAbort = () => listAbort.abort(signal.reason);
+    // Stopped during the import: the listener below would never fire.
+    signal.throwIfAborted();
     signal.addEventListener('abort', onAbort, { once: true });
     const timer =
       listTimeoutMs === undefined

@@ -8,6 +8,8 @@
 
 // Kubernetes API types, from `kubernetes-types`, so every package names them the same way.
 export type { Quantity } from 'kubernetes-types/api/resource.js';
+export type { Lease, LeaseSpec } from 'kubernetes-types/coordination/v1.js';
+// core/v1 Event is named as client-node names it: `Event` is the DOM's.
 export type {
   Affinity,
   AppArmorProfile,
@@ -18,6 +20,7 @@ export type {
   ConfigMapProjection,
   ConfigMapVolumeSource,
   Container,
+  ContainerImage,
   ContainerPort,
   ContainerState,
   ContainerStateRunning,
@@ -31,6 +34,8 @@ export type {
   EnvFromSource,
   EnvVar,
   EnvVarSource,
+  Event as CoreV1Event,
+  EventSource,
   ExecAction,
   GRPCAction,
   HostAlias,
@@ -42,8 +47,14 @@ export type {
   LifecycleHandler,
   LocalObjectReference,
   Node,
+  NodeAddress,
+  NodeCondition,
+  NodeDaemonEndpoints,
+  NodeSpec,
   NodeStatus,
+  NodeSystemInfo,
   ObjectFieldSelector,
+  ObjectReference,
   Pod,
   PodCondition,
   PodDNSConfig,
@@ -68,17 +79,14 @@ export type {
   ServicePort,
   ServiceSpec,
   SleepAction,
+  Taint,
   TCPSocketAction,
   Toleration,
   Volume,
   VolumeMount,
   VolumeProjection,
 } from 'kubernetes-types/core/v1.js';
-export type {
-  ObjectMeta,
-  OwnerReference,
-  Time,
-} from 'kubernetes-types/meta/v1.js';
+export type { MicroTime, ObjectMeta, OwnerReference, Time } from 'kubernetes-types/meta/v1.js';
 export type {
   Overhead,
   RuntimeClass,
@@ -89,7 +97,14 @@ export { type Clock, RealClock, type Timer } from './clock.js';
 export { CodedError, NetworkNotReadyError } from './errors.js';
 export { type EventObjectRef, type EventRecorder, type EventType, noopEventRecorder } from './events.js';
 export type { IntOrString } from './k8s.js';
+export { type LeaseApi, LeaseApiError, type LeaseApiErrorCode, type NodeUidGetter } from './lease-api.js';
 export { type LogFn, type Logger, noopLogger } from './logger.js';
+export {
+  type NodeApi,
+  NodeApiError,
+  type NodeApiErrorCode,
+  type NodePressureProvider,
+} from './node-api.js';
 export {
   buildPodFullName,
   deepCopy,
@@ -176,3 +191,11 @@ export {
   type SyncResult,
 } from './runtime.js';
 export type { ServiceLister } from './services.js';
+// Service account tokens for projected volumes (TokenRequest).
+export type {
+  BoundObjectReference,
+  TokenGetter,
+  TokenRequest,
+  TokenRequestSpec,
+  TokenRequestStatus,
+} from './token.js';

@@ -4,6 +4,7 @@ import {
   type Clock,
   type EventRecorder,
   type Logger,
+  type Node,
   type NodeAllocatable,
   noopLogger,
   type Pod,
@@ -20,13 +21,14 @@ import type { ProbeManagerView } from './deps.js';
 import { Kubelet } from './kubelet.js';
 import { loggingRecorder } from './logging-recorder.js';
 import { KubeletMetrics } from './metrics.js';
-import { nodeAllocatable } from './node-allocatable.js';
 import { type NodeInfo, type NodeTaint, nodeLabels } from './node-info.js';
+import { createNodeStatus, nodeResources } from './node-status.js';
 import { appArmorHostError, type PodFeatureSupport } from './pod-feature-admission.js';
 import { createPodSources, podConfigView as podConfigViewOf, sourceErrorLog } from './pod-sources.js';
 import { createCriServices, createPleg, RuntimeState } from './runtime-state.js';
 import { KubeletServer } from './server.js';
 import { SysctlAllowlist } from './sysctl.js';
+import { teeRecorder } from './tee-recorder.js';
 
 /**
  * Creation calls in flight at once. On a 2-core machine, where containerd is CPU-bound during a
@@ -115,9 +117,35 @@ export interface AgentOptions {
   readonly resolvConf?: string;
   /** Allocatable ephemeral storage, bytes; default the root directory's filesystem less 10 %. */
   readonly ephemeralStorageBytes?: number;
+  // Node registration and status (with a kubeconfig), upstream's flags of the same names.
+  /** Upstream --register-node: create the Node (default true); false: only update an existing one. */
+  readonly registerNode?: boolean;
+  /**
+   * Upstream --node-ip as given: one IP or a dual-stack pair, comma-separated. The Node's
+   * InternalIP, checked as upstream (not loopback, on a host interface); default found from the
+   * node name's DNS answer or the host's interfaces. Pods' host IPs follow it unless `nodeIPs` is set.
+   */
+  readonly nodeIP?: string;
+  /** Upstream --node-status-update-frequency: how often the Node's status is computed; default 10 s. */
+  readonly nodeStatusUpdateFrequencyMs?: number;
+  /**
+   * Upstream --node-status-report-frequency: an unchanged status is still sent this often;
+   * default 5 min, or the update frequency when only that is given (upstream's defaulting).
+   */
+  readonly nodeStatusReportFrequencyMs?: number;
+  /** Upstream --system-reserved, e.g. `{ cpu: '100m', memory: '100Mi' }`: taken off allocatable. */
+  readonly systemReserved?: Readonly<Record<string, string>>;
+  /** Upstream --kube-reserved, e.g. `{ cpu: '100m', memory: '100Mi' }`: taken off allocatable. */
+  readonly kubeReserved?: Readonly<Record<string, string>>;
   readonly clock?: Clock;
   readonly logger?: Logger;
   readonly recorder?: EventRecorder;
+  /** Upstream --event-qps: event requests per second to the API server; default 50. */
+  readonly eventQPS?: number;
+  /** Upstream --event-burst: event requests allowed at once above that; default 100. */
+  readonly eventBurst?: number;
+  /** Upstream --node-lease-duration-seconds: the node Lease's duration; default 40, renewed every quarter. */
+  readonly nodeLeaseDurationSeconds?: number;
   /**
    * Called with each rejected manifest (pod-config's `PodValidationError`: file or URL, object
    * and field paths) and each source error, besides the log line and {@link Agent.sourceErrors}.
@@ -138,6 +166,8 @@ export interface Agent {
   readonly node: NodeInfo;
   /** What pods may request of the node (cpu, memory, pods, ephemeral storage, scalar resources). */
   readonly allocatable: NodeAllocatable;
+  /** Node registration and status, with a kubeconfig: resolves with the Node once registered. */
+  readonly nodeStatus?: { registeredNode(): Promise<Node> };
   /** The bound address of the HTTP endpoints, once started. */
   readonly address: { readonly address: string; readonly port: number } | undefined;
   /** Rejections of manifests and other source errors, newest last (bounded). */
@@ -162,17 +192,29 @@ function defaultNodeIPs(): string[] {
 export function createAgent(options: AgentOptions): Agent {
   const clock = options.clock ?? new RealClock();
   const logger = options.logger ?? noopLogger;
-  const recorder = options.recorder ?? loggingRecorder(logger);
+  // With a kubeconfig, events also go to the API server (its recorder comes with the API clients).
+  const apiEvents: { recorder?: EventRecorder | undefined } = {};
+  const recorder = teeRecorder(options.recorder ?? loggingRecorder(logger), apiEvents);
   const nodeName = (options.nodeName ?? os.hostname()).toLowerCase();
   const rootDirectory = path.resolve(options.rootDirectory ?? '/var/lib/kubelet-kit');
-  const nodeIPs = options.nodeIPs ?? defaultNodeIPs();
+  // --node-ip: the Node's address, and the pods' host IPs unless nodeIPs is given.
+  const nodeIPFlag = (options.nodeIP ?? '')
+    .split(',')
+    .map((ip) => ip.trim())
+    .filter((ip) => ip !== '');
+  const givenNodeIPs = nodeIPFlag.filter((ip) => ip !== '0.0.0.0' && ip !== '::');
+  const nodeIPs = options.nodeIPs ?? (givenNodeIPs.length ? givenNodeIPs : defaultNodeIPs());
   const metrics = new KubeletMetrics();
-  const allocatable = nodeAllocatable({
+  // Allocatable as the Node reports it (reservations and eviction thresholds off), for admission too.
+  const resources = nodeResources({
     rootDirectory,
     maxPods: options.maxPods,
     ephemeralStorageBytes: options.ephemeralStorageBytes,
     extendedResources: options.extendedResources,
+    systemReserved: options.systemReserved,
+    kubeReserved: options.kubeReserved,
   });
+  const allocatable = resources.allocatable;
   const node: NodeInfo = {
     name: nodeName,
     labels: nodeLabels(nodeName, options.nodeLabels),
@@ -188,7 +230,11 @@ export function createAgent(options: AgentOptions): Agent {
     nodeName,
     clock,
     logger,
+    eventQPS: options.eventQPS,
+    eventBurst: options.eventBurst,
+    nodeLeaseDurationSeconds: options.nodeLeaseDurationSeconds,
   });
+  apiEvents.recorder = api.eventRecorder;
   const { objectGetter } = api;
 
   // Several managers need the pod workers, which the kubelet owns: reach them lazily.
@@ -252,6 +298,7 @@ export function createAgent(options: AgentOptions): Agent {
     podStateProvider,
     sourcesReady: () => podConfigView.seenAllSources(),
     ...(objectGetter ? { objectGetter } : {}),
+    ...(api.tokenGetter ? { tokenGetter: api.tokenGetter } : {}),
     nodeName,
     clock,
     logger: logger.child({ component: 'volumes' }),
@@ -366,12 +413,49 @@ export function createAgent(options: AgentOptions): Agent {
   });
 
   let bound: { address: string; port: number } | undefined;
+  // Node registration and status, only with an API server (upstream: kubeClient set).
+  const nodeStatusUpdateFrequencyMs = options.nodeStatusUpdateFrequencyMs;
+  const nodeStatus = api.nodeApi
+    ? createNodeStatus({
+        nodeName,
+        api: api.nodeApi,
+        labels: node.labels,
+        taints: node.taints,
+        registerNode: options.registerNode ?? true,
+        // Only --node-ip is checked and reported as given; without it the address is found.
+        nodeIPs: nodeIPFlag,
+        resources,
+        runtimeVersion: () => runtime.version(),
+        listImages: async () =>
+          ((await cri.imageService.listImages({})).images ?? []).map((i) => ({
+            id: i.id,
+            repoTags: i.repoTags,
+            repoDigests: i.repoDigests,
+            size: Number(i.size),
+          })),
+        runtimeErrors: () => runtimeState.runtimeErrorList(),
+        networkErrors: () => runtimeState.networkErrors(),
+        plegError: () => {
+          const h = pleg.healthy();
+          return h.healthy ? undefined : String(h.error?.message ?? 'unhealthy');
+        },
+        volumesSynced: () => volumeManager.reconcilerStatesHasBeenSynced(),
+        kubeletPort: () => bound?.port ?? options.port ?? 10250,
+        nodeStatusUpdateFrequencyMs,
+        // Upstream's defaulting: the report frequency follows an explicit update frequency.
+        nodeStatusReportFrequencyMs: options.nodeStatusReportFrequencyMs ?? nodeStatusUpdateFrequencyMs,
+        clock,
+        logger,
+        recorder,
+      })
+    : undefined;
   return {
     kubelet: k,
     metrics,
     recorder,
     node,
     allocatable,
+    ...(nodeStatus ? { nodeStatus } : {}),
     get address() {
       return bound;
     },
@@ -387,13 +471,19 @@ export function createAgent(options: AgentOptions): Agent {
       bound = { address: addr.address, port: addr.port };
       logger.info({ address: addr.address, port: addr.port }, 'serving /healthz, /pods, /metrics');
       api.start();
+      nodeStatus?.start();
       // Upstream checks the node's resolv.conf once, as its sync loop starts.
       runtime.checkLimitsForResolvConf();
       await k.start();
+      // The heartbeat starts once the agent runs.
+      api.nodeLease?.start();
     },
     async stop() {
+      await api.nodeLease?.stop();
       runtimeState.stop();
+      await nodeStatus?.stop();
       await k.stop();
+      await api.eventRecorder?.stop();
       await api.stop();
       await server.stop();
       cri.close();

@@ -1,13 +1,22 @@
 import path from 'node:path';
 import {
+  VERSION as APISERVER_VERSION,
+  ApiserverEventRecorder,
+  ApiserverEventSink,
+  ApiserverLeaseClient,
   ApiserverMirrorClient,
-  ApiserverObjectGetter,
+  ApiserverNodeClient,
   ApiserverRuntimeClassList,
   ApiserverServiceLister,
   ApiserverSource,
   ApiserverStatusSink,
+  kubeletUserAgent,
   type MirrorPodApi,
   type PodStatusApi,
+  serviceAccountTokenRequester,
+  setUserAgent,
+  TokenManager,
+  WatchingObjectGetter,
 } from '@kubelet-kit/apiserver';
 import {
   ApiserverSourceName,
@@ -15,14 +24,17 @@ import {
   type EventRecorder,
   type Logger,
   type MirrorClient,
+  type NodeApi,
   type ObjectGetter,
   type RuntimeClassGetter,
   type ServiceLister,
+  type TokenGetter,
 } from '@kubelet-kit/core';
+import { type NodeLeaseController, newNodeLeaseController } from '@kubelet-kit/node-lease';
 import type { PodSource } from '@kubelet-kit/pod-config';
 import type { StatusSink } from '@kubelet-kit/status-manager';
 import { LocalObjectGetter } from '@kubelet-kit/volume-manager';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { LocalRuntimeClassList, loadRuntimeClasses } from './runtime-classes.js';
 
 /** Options of {@link createApiClients}: the agent's flags that name where objects come from. */
@@ -36,6 +48,11 @@ export interface ApiClientsOptions {
   readonly nodeName: string;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Upstream --event-qps (default 50) and --event-burst (default 100), for the API server's events. */
+  readonly eventQPS?: number | undefined;
+  readonly eventBurst?: number | undefined;
+  /** Upstream --node-lease-duration-seconds; default 40. */
+  readonly nodeLeaseDurationSeconds?: number | undefined;
 }
 
 /**
@@ -55,8 +72,16 @@ export interface ApiClients {
   readonly statusSinks: readonly StatusSink[];
   /** RuntimeClasses: the API server's, local files filling in names it lacks; or the files. */
   readonly runtimeClasses: RuntimeClassGetter;
+  /** This node's Node object (registration and status), or undefined without an API server. */
+  readonly nodeApi: NodeApi | undefined;
   /** The cluster's Services for service link variables (listed and watched), or undefined without one. */
   readonly serviceLister: ServiceLister | undefined;
+  /** Service account tokens for projected volumes (TokenRequest), or undefined without one. */
+  readonly tokenGetter: TokenGetter | undefined;
+  /** Events written to the API server (core/v1 Events), or undefined without one. */
+  readonly eventRecorder: ApiserverEventRecorder | undefined;
+  /** Renews the node's Lease in kube-node-lease, or undefined without an API server. */
+  readonly nodeLease: NodeLeaseController | undefined;
   /** The API server's pods bound to this node, or undefined without one. */
   podSource(options: {
     readonly recorder: EventRecorder;
@@ -83,11 +108,14 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
         (kubeConfigLoad ??= import('@kubernetes/client-node').then(({ KubeConfig }) => {
           const kc = new KubeConfig();
           kc.loadFromFile(kubeconfigPath);
+          // Every request and watch says it is a kubelet (upstream's User-Agent shape).
+          setUserAgent(kc, kubeletUserAgent({ kitVersion: APISERVER_VERSION }));
           return kc;
         }))
     : undefined;
 
   let objectGetter: ObjectGetter | undefined;
+  let watchingObjectGetter: WatchingObjectGetter | undefined;
   if (options.objectDirectory) {
     objectGetter = new LocalObjectGetter({
       directory: options.objectDirectory,
@@ -95,21 +123,13 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
       logger: logger.child({ component: 'objects' }),
     });
   } else if (kubeConfig) {
-    let getter: Promise<ApiserverObjectGetter> | undefined;
-    const apiGetter = () =>
-      (getter ??= kubeConfig().then(
-        (kc) =>
-          new ApiserverObjectGetter({
-            kubeConfig: kc,
-            clock,
-            logger: logger.child({ component: 'objects' }),
-          }),
-      ));
-    objectGetter = {
-      getConfigMap: async (namespace, name, signal) =>
-        (await apiGetter()).getConfigMap(namespace, name, signal),
-      getSecret: async (namespace, name, signal) => (await apiGetter()).getSecret(namespace, name, signal),
-    };
+    // Upstream's default Watch strategy: one watch per object read, GETs with a TTL as fallback.
+    watchingObjectGetter = new WatchingObjectGetter({
+      kubeConfig,
+      clock,
+      logger: logger.child({ component: 'objects' }),
+    });
+    objectGetter = watchingObjectGetter;
   }
 
   // RuntimeClasses: from the API server with a kubeconfig (as upstream's kubelet), local files
@@ -150,13 +170,91 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
           deleteNamespacedPod: async (...args) => (await api()).deleteNamespacedPod(...args),
         },
         logger: logger.child({ component: 'status-sink' }),
+        // Upstream's status manager deletes a pod the API server is deleting once its worker
+        // finished it (containers stopped, volumes unmounted): grace 0, UID precondition.
+        deletePods: true,
       }),
     );
   }
 
+  // Tokens of projected serviceAccountToken sources (upstream's token manager).
+  const tokenManager = kubeConfig
+    ? new TokenManager({
+        requestToken: serviceAccountTokenRequester(async () => {
+          const [kc, m] = await Promise.all([kubeConfig(), import('@kubernetes/client-node')]);
+          return kc.makeApiClient(m.CoreV1Api);
+        }),
+        clock,
+        logger,
+      })
+    : undefined;
+  // Events and the node lease (upstream's event client and heartbeat client).
+  let eventRecorder: ApiserverEventRecorder | undefined;
+  let nodeLease: NodeLeaseController | undefined;
+  if (kubeConfig) {
+    let core: Promise<CoreV1Api> | undefined;
+    let coordination: Promise<CoordinationV1Api> | undefined;
+    const coreApi = () =>
+      (core ??= Promise.all([kubeConfig(), import('@kubernetes/client-node')]).then(([kc, m]) =>
+        kc.makeApiClient(m.CoreV1Api),
+      ));
+    const coordinationApi = () =>
+      (coordination ??= Promise.all([kubeConfig(), import('@kubernetes/client-node')]).then(([kc, m]) =>
+        kc.makeApiClient(m.CoordinationV1Api),
+      ));
+    eventRecorder = new ApiserverEventRecorder({
+      sink: new ApiserverEventSink({
+        api: {
+          createNamespacedEvent: async (...args) => (await coreApi()).createNamespacedEvent(...args),
+          patchNamespacedEvent: async (...args) => (await coreApi()).patchNamespacedEvent(...args),
+        },
+      }),
+      nodeName,
+      eventQPS: options.eventQPS,
+      eventBurst: options.eventBurst,
+      clock,
+      logger,
+    });
+    // The Node is looked up for the lease's owner reference; until it exists the lease waits.
+    const leaseClient = new ApiserverLeaseClient({
+      coordination: {
+        readNamespacedLease: async (...args) => (await coordinationApi()).readNamespacedLease(...args),
+        createNamespacedLease: async (...args) => (await coordinationApi()).createNamespacedLease(...args),
+        replaceNamespacedLease: async (...args) => (await coordinationApi()).replaceNamespacedLease(...args),
+      },
+      core: { readNode: async (...args) => (await coreApi()).readNode(...args) },
+    });
+    nodeLease = newNodeLeaseController({
+      api: leaseClient,
+      nodeUidGetter: leaseClient,
+      nodeName,
+      leaseDurationSeconds: options.nodeLeaseDurationSeconds,
+      clock,
+      logger,
+    });
+  }
+  // Node registration and status (nodestatus), through their own client.
+  let nodeApi: NodeApi | undefined;
+  if (kubeConfig) {
+    let nodeClient: Promise<ApiserverNodeClient> | undefined;
+    const client = () =>
+      (nodeClient ??= Promise.all([kubeConfig(), import('@kubernetes/client-node')]).then(
+        ([kc, m]) => new ApiserverNodeClient({ api: kc.makeApiClient(m.CoreV1Api) }),
+      ));
+    nodeApi = {
+      getNode: async (...args) => (await client()).getNode(...args),
+      createNode: async (...args) => (await client()).createNode(...args),
+      patchNodeStatus: async (...args) => (await client()).patchNodeStatus(...args),
+    };
+  }
+
   return {
+    eventRecorder,
+    nodeLease,
     kubeConfig,
+    nodeApi,
     objectGetter,
+    tokenGetter: tokenManager,
     mirrorClient,
     statusSinks,
     runtimeClasses: apiRuntimeClasses ?? localRuntimeClasses,
@@ -185,10 +283,14 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
     start() {
       apiRuntimeClasses?.start();
       serviceLister?.start();
+      tokenManager?.start();
+      watchingObjectGetter?.start();
     },
     async stop() {
       await apiRuntimeClasses?.stop();
       await serviceLister?.stop();
+      tokenManager?.stop();
+      await watchingObjectGetter?.stop();
     },
   };
 }

@@ -7,9 +7,11 @@ import path from 'node:path';
 import type { Logger, Pod } from '@kubelet-kit/core';
 import { Command, InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
-import { createAgent } from './agent.js';
+import { type AgentOptions, createAgent } from './agent.js';
+import { applyKubeletConfig, type KubeletConfig, loadKubeletConfig } from './kubelet-config.js';
 import { lineBatchingDestination } from './log-destination.js';
 import { type NodeTaint, parseNodeLabels, parseTaints } from './node-info.js';
+import { parseResourceListFlag } from './node-status.js';
 import { formatPodTable } from './pod-table.js';
 
 function int(name: string) {
@@ -60,6 +62,7 @@ function parseNodeIPs(values: readonly string[]): string[] {
 }
 
 interface RunFlags {
+  config?: string;
   podManifestPath?: string;
   manifestUrl?: string;
   containerRuntimeEndpoint: string;
@@ -86,6 +89,15 @@ interface RunFlags {
   clusterDns?: string[];
   clusterDomain?: string;
   resolvConf: string;
+  eventQps?: number;
+  eventBurst?: number;
+  nodeLeaseDurationSeconds?: number;
+  // Node registration and status.
+  registerNode: boolean;
+  nodeStatusUpdateFrequency?: number;
+  nodeStatusReportFrequency?: number;
+  systemReserved?: string[];
+  kubeReserved?: string[];
   logLevel: string;
   logFile?: string;
   table: boolean;
@@ -109,13 +121,35 @@ function parseExtendedResources(values: readonly string[]): Record<string, numbe
   return out;
 }
 
+/** A Go boolean flag value (`--register-node=false`); a bare flag is true. */
+function bool(name: string) {
+  return (value: string | undefined): boolean => {
+    if (value === undefined || value === 'true' || value === '1' || value === 't' || value === 'T')
+      return true;
+    if (value === 'false' || value === '0' || value === 'f' || value === 'F') return false;
+    throw new InvalidArgumentError(`${name} must be true or false, got ${JSON.stringify(value)}`);
+  };
+}
+
 /** A bad `run` flag: said on standard error, exit code 2 (as the kubelet's flag errors). */
 function runUsageError(message: string): void {
   process.stderr.write(`kubelet-kit run: ${message}\n`);
   process.exitCode = 2;
 }
 
-async function run(flags: RunFlags): Promise<void> {
+async function run(flags: RunFlags, command: Command): Promise<void> {
+  // --config: a KubeletConfiguration file; flags given on the command line win over it.
+  const explicit = (flag: string) => command.getOptionValueSource(flag) === 'cli';
+  let kubeletConfig: KubeletConfig | undefined;
+  if (flags.config) {
+    try {
+      kubeletConfig = loadKubeletConfig(flags.config);
+    } catch (err) {
+      runUsageError((err as Error).message);
+      return;
+    }
+    if (kubeletConfig.logLevel && !explicit('logLevel')) flags.logLevel = kubeletConfig.logLevel;
+  }
   const interactive = Boolean(process.stdout.isTTY) && flags.table;
   const logFile = flags.logFile ?? (interactive ? path.join(flags.rootDir, 'kubelet-kit.log') : undefined);
   if (logFile) fs.mkdirSync(path.dirname(logFile), { recursive: true });
@@ -153,7 +187,11 @@ async function run(flags: RunFlags): Promise<void> {
   let nodeLabels: Record<string, string>;
   let taints: NodeTaint[];
   let extendedResources: Record<string, number>;
+  let systemReserved: Record<string, string>;
+  let kubeReserved: Record<string, string>;
   try {
+    systemReserved = parseResourceListFlag('--system-reserved', flags.systemReserved ?? []);
+    kubeReserved = parseResourceListFlag('--kube-reserved', flags.kubeReserved ?? []);
     nodeLabels = Object.assign({}, ...(flags.nodeLabels ?? []).map(parseNodeLabels));
     taints = parseTaints((flags.registerWithTaints ?? []).join(','));
     extendedResources = parseExtendedResources(flags.extendedResources ?? []);
@@ -166,13 +204,9 @@ async function run(flags: RunFlags): Promise<void> {
     .map((v) => v.trim())
     .filter((v) => v !== '');
 
-  if (!flags.podManifestPath && !flags.manifestUrl && !flags.kubeconfig) {
-    runUsageError('no pod source given: pass --pod-manifest-path, --manifest-url or --kubeconfig');
-    return;
-  }
   let agent: ReturnType<typeof createAgent>;
   try {
-    agent = createAgent({
+    let options: AgentOptions = {
       runtimeEndpoint: flags.containerRuntimeEndpoint,
       rootDirectory: flags.rootDir,
       maxPods: flags.maxPods,
@@ -208,7 +242,36 @@ async function run(flags: RunFlags): Promise<void> {
         .filter(Boolean),
       ...(flags.clusterDomain !== undefined ? { clusterDomain: flags.clusterDomain } : {}),
       resolvConf: flags.resolvConf,
-    });
+      // Node registration and status.
+      registerNode: flags.registerNode,
+      // The parsed IPs: upstream ignores unparsable --node-ip values with a warning.
+      ...(nodeIPs.length ? { nodeIP: nodeIPs.join(',') } : {}),
+      ...(flags.nodeStatusUpdateFrequency !== undefined
+        ? { nodeStatusUpdateFrequencyMs: flags.nodeStatusUpdateFrequency }
+        : {}),
+      ...(flags.nodeStatusReportFrequency !== undefined
+        ? { nodeStatusReportFrequencyMs: flags.nodeStatusReportFrequency }
+        : {}),
+      ...(Object.keys(systemReserved).length ? { systemReserved } : {}),
+      ...(Object.keys(kubeReserved).length ? { kubeReserved } : {}),
+      ...(flags.eventQps !== undefined ? { eventQPS: flags.eventQps } : {}),
+      ...(flags.eventBurst !== undefined ? { eventBurst: flags.eventBurst } : {}),
+      ...(flags.nodeLeaseDurationSeconds !== undefined
+        ? { nodeLeaseDurationSeconds: flags.nodeLeaseDurationSeconds }
+        : {}),
+    };
+    if (kubeletConfig) {
+      const applied = applyKubeletConfig(options, kubeletConfig, explicit);
+      options = applied.options;
+      for (const key of applied.unapplied) {
+        process.stderr.write(`kubelet-kit run: ${kubeletConfig.file}: ${key} is read but not applied yet\n`);
+      }
+    }
+    if (!options.podManifestPath && !options.manifestUrl && !options.kubeconfig) {
+      runUsageError('no pod source given: pass --pod-manifest-path, --manifest-url or --kubeconfig');
+      return;
+    }
+    agent = createAgent(options);
   } catch (err) {
     // A bad --runtime-classes file, say: named with its field, and nothing starts.
     runUsageError((err as Error).message);
@@ -270,6 +333,10 @@ const program = new Command('kubelet-kit').description(
 program
   .command('run')
   .description('Run the node agent')
+  .option(
+    '--config <file>',
+    'a KubeletConfiguration file (kubelet.config.k8s.io/v1beta1); flags given explicitly win over it',
+  )
   .option('--pod-manifest-path <path>', 'directory (or file) of static pod manifests')
   .option('--manifest-url <url>', 'URL of a Pod or PodList manifest, polled every 20s')
   .option('--kubeconfig <path>', "kubeconfig of an API server to take this node's pods from")
@@ -336,13 +403,47 @@ program
     "resolver configuration pods' DNS is based on ('' for none)",
     '/etc/resolv.conf',
   )
+  // Events and the node lease, with a kubeconfig (upstream's flags and defaults).
+  .option(
+    '--event-qps <n>',
+    'event requests per second to the API server (0: client-go default 5)',
+    int('--event-qps'),
+  )
+  .option('--event-burst <n>', 'event requests allowed at once above --event-qps', int('--event-burst'))
+  .option(
+    '--node-lease-duration-seconds <n>',
+    "the node Lease's duration; it is renewed every quarter of it",
+    (value: string): number => {
+      const n = int('--node-lease-duration-seconds')(value);
+      if (n === 0) throw new InvalidArgumentError('--node-lease-duration-seconds must be greater than 0');
+      return n;
+    },
+  )
+  .option(
+    '--register-node [bool]',
+    "with --kubeconfig, create this node's Node object (false: only update an existing one)",
+    bool('--register-node'),
+    true,
+  )
+  .option(
+    '--node-status-update-frequency <duration>',
+    "how often the Node's status is computed and sent when changed (default 10s)",
+    duration,
+  )
+  .option(
+    '--node-status-report-frequency <duration>',
+    "how often the Node's status is sent when unchanged (default 5m, or the update frequency when only that is set)",
+    duration,
+  )
+  .option('--system-reserved <resources...>', 'resources reserved for the system, e.g. cpu=100m,memory=100Mi')
+  .option('--kube-reserved <resources...>', 'resources reserved for the kubelet, e.g. cpu=100m,memory=100Mi')
   .option('--log-level <level>', 'debug, info, warn or error', 'info')
   .option(
     '--log-file <path>',
     'write logs there (default: stdout, or <root-dir>/kubelet-kit.log on a terminal)',
   )
   .option('--no-table', 'on a terminal, print logs instead of the live pod table')
-  .action((flags: RunFlags) => run(flags));
+  .action((flags: RunFlags, command: Command) => run(flags, command));
 
 program
   .command('get')

@@ -15,6 +15,18 @@ export type {
   VolumeManagerView,
 } from './deps.js';
 export { Kubelet, type KubeletOptions } from './kubelet.js';
+export {
+  applyKubeletConfig,
+  connectedPendingOptions,
+  type KubeletConfig,
+  type KubeletConfigAgentOptions,
+  KubeletConfigApiVersion,
+  KubeletConfigError,
+  loadKubeletConfig,
+  optionFlags,
+  type PendingKubeletConfigOptions,
+  parseKubeletConfig,
+} from './kubelet-config.js';
 export { KubeletMetrics } from './metrics.js';
 export type { NodeInfo, NodeTaint } from './node-info.js';
 export {

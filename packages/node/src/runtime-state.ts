@@ -78,6 +78,7 @@ export class RuntimeState {
   readonly #clock: Clock;
   readonly #logger: Logger;
   #networkReady = true;
+  #networkError: string | undefined;
   #lastRuntimeSync = 0;
   #runtimeNotReady: string | undefined;
   #timer: Timer | undefined;
@@ -107,11 +108,35 @@ export class RuntimeState {
     return errs.length === 1 ? errs[0] : `[${errs.join(', ')}]`;
   }
 
+  /**
+   * Upstream `runtimeState.runtimeErrors` as a list, for the Ready condition: no Status answer
+   * yet, no ready answer for 30 s, or the runtime's own not-ready reason.
+   */
+  runtimeErrorList(): string[] {
+    const errs: string[] = [];
+    if (this.#lastRuntimeSync === 0) errs.push('container runtime status check may not have completed yet');
+    else if (this.#clock.since(this.#lastRuntimeSync) > maxWaitForContainerRuntimeMs)
+      errs.push('container runtime is down');
+    if (this.#runtimeNotReady) errs.push(this.#runtimeNotReady);
+    return errs;
+  }
+
+  /** Upstream `runtimeState.networkErrors`: why the runtime's network is not ready, if it is not. */
+  networkErrors(): string[] {
+    return this.#networkError ? [this.#networkError] : [];
+  }
+
   /** Asks the runtime's Status once; a failed call is logged and changes nothing. */
   async check(): Promise<void> {
     try {
       const conditions = await this.#runtime.status();
-      this.#networkReady = conditions.find((c) => c.type === 'NetworkReady')?.status ?? true;
+      const network = conditions.find((c) => c.type === 'NetworkReady');
+      this.#networkReady = network?.status ?? true;
+      // Upstream's text: the condition as the CRI says it.
+      this.#networkError =
+        network && !network.status
+          ? `container runtime network not ready: NetworkReady=false reason:${network.reason} message:${network.message}`
+          : undefined;
       const ready = conditions.find((c) => c.type === 'RuntimeReady');
       if (ready && !ready.status) {
         this.#runtimeNotReady = `container runtime not ready: RuntimeReady=false reason:${ready.reason} message:${ready.message}`;

@@ -34,8 +34,11 @@ describe('createApiClients without a kubeconfig', () => {
     expect(api.mirrorClient).toBeUndefined();
     expect(api.statusSinks).toEqual([]);
     expect(api.objectGetter).toBeUndefined();
+    expect(api.tokenGetter).toBeUndefined();
     // No Services, and nothing waits for them.
     expect(api.serviceLister).toBeUndefined();
+    // No Node registration or status without an API server.
+    expect(api.nodeApi).toBeUndefined();
     expect(api.podSource({ recorder: noopEventRecorder, onError: () => {} })).toBeUndefined();
     expect(api.runtimeClasses.getRuntimeClass('gvisor')?.handler).toBe('runsc');
     expect(api.runtimeClasses.getRuntimeClass('kata')).toBeUndefined();
@@ -64,6 +67,18 @@ describe('createApiClients with a kubeconfig', () => {
     requests = [];
     server = http.createServer((req, res) => {
       requests.push(`${req.method} ${req.url}`);
+      if (req.method === 'POST' && req.url === '/api/v1/namespaces/ns/serviceaccounts/default/token') {
+        res.writeHead(201, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            kind: 'TokenRequest',
+            apiVersion: 'authentication.k8s.io/v1',
+            spec: { audiences: [], expirationSeconds: 3607 },
+            status: { token: 'jwt', expirationTimestamp: '2030-01-01T00:00:00Z' },
+          }),
+        );
+        return;
+      }
       if (req.url?.startsWith('/api/v1/namespaces/default/secrets/pull')) {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ kind: 'Secret', apiVersion: 'v1', metadata: { name: 'pull' }, data: {} }));
@@ -88,12 +103,27 @@ describe('createApiClients with a kubeconfig', () => {
     // Nothing is asked of the API server until an object is read.
     expect(requests).toEqual([]);
     expect((await api.objectGetter?.getSecret('default', 'pull'))?.metadata?.name).toBe('pull');
-    expect(requests).toEqual(['GET /api/v1/namespaces/default/secrets/pull']);
+    // A watch of the one object first; this server cannot list, so a GET answers.
+    expect(requests).toEqual([
+      'GET /api/v1/namespaces/default/secrets?fieldSelector=metadata.name%3Dpull',
+      'GET /api/v1/namespaces/default/secrets/pull',
+    ]);
+    // Tokens through TokenRequest.
+    const tr = await api.tokenGetter?.getServiceAccountToken('ns', 'default', {
+      audiences: [],
+      expirationSeconds: 3607,
+      boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: 'web', uid: 'u1' },
+    });
+    expect(tr?.status.token).toBe('jwt');
+    expect(requests.at(-1)).toBe('POST /api/v1/namespaces/ns/serviceaccounts/default/token');
+    await api.stop();
     // Until the RuntimeClass watch has listed, no class is known (upstream's unsynced lister).
     expect(api.runtimeClasses.getRuntimeClass('gvisor')).toBeUndefined();
     // The Services are not listed before start(): API pods' containers wait for them.
     expect(api.serviceLister?.hasSynced()).toBe(false);
     expect(api.serviceLister?.list('default')).toEqual([]);
+    // The Node client maps the API server's 404 to NotFound.
+    await expect(api.nodeApi?.getNode('node-a')).rejects.toMatchObject({ code: 'NotFound' });
   });
 
   it('takes the object directory over the API server for objects', async () => {

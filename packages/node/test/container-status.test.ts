@@ -305,6 +305,29 @@ describe('convertToAPIContainerStatuses (upstream cases)', () => {
     ]);
   });
 
+  it('a container the runtime holds only its newest run of has no last state, whatever the old status had (v1.34)', () => {
+    // v1.34 builds a container the runtime reports afresh from that record: the old status's
+    // lastState is carried over only for a container with no runtime record at all (above). An
+    // OnFailure pod whose failed run was collected ends without lastState, as upstream (#101044).
+    const p = podOf({ restartPolicy: 'OnFailure', containers: [{ name: 'job' }] });
+    const [job] = convertWith(p, status(ctr('exited', { name: 'job', exitCode: 0, restartCount: 1 })), {
+      previous: [
+        {
+          name: 'job',
+          image: '',
+          imageID: '',
+          ready: false,
+          restartCount: 1,
+          state: { terminated: { exitCode: 0 } },
+          lastState: { terminated: { exitCode: 1, reason: 'Error' } },
+        },
+      ],
+    });
+    expect(job?.state?.terminated?.exitCode).toBe(0);
+    expect(job?.restartCount).toBe(1);
+    expect(job?.lastState ?? {}).toEqual({});
+  });
+
   it.each([
     ['Never', { failed: 'terminated', succeed: 'terminated' }],
     ['OnFailure', { failed: 'waiting', succeed: 'terminated' }],

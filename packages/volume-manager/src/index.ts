@@ -78,8 +78,6 @@ export {
   type HostPathPolicy,
   type HostPathRequest,
   podVolumeDir,
-  type TokenGetter,
-  type TokenRequest,
   unescapePluginName,
   type VolumeHost,
   type VolumePlugin,

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Pod, Volume, VolumeProjection } from '@kubelet-kit/core';
 import { configMapData } from './configmap.js';
 import { collectDownwardAPIData } from './downward-api.js';
@@ -10,6 +11,13 @@ import {
 } from './projection.js';
 import { secretData } from './secret.js';
 import { VolumeSetUpError } from './volume-plugin.js';
+
+/** `<root>/pods/<uid>/volumes/<plugin>/<volume>` → `<uid>`; undefined for another layout. */
+function podUidOfVolumeDir(podVolumeDir: string): string | undefined {
+  const parts = path.resolve(podVolumeDir).split(path.sep);
+  const i = parts.length - 4;
+  return i > 0 && parts[i + 1] === 'volumes' && parts[i - 1] === 'pods' ? parts[i] : undefined;
+}
 
 /**
  * The plugin name of projected volumes.
@@ -92,13 +100,24 @@ export class ProjectedPlugin extends ProjectionPlugin {
       if (!tokenGetter) {
         throw new VolumeSetUpError('FailedMount', 'serviceAccountToken projection needs a token getter');
       }
-      const token = await tokenGetter({
-        pod,
-        serviceAccountName: pod.spec?.serviceAccountName ?? 'default',
-        ...(s.serviceAccountToken.audience ? { audience: s.serviceAccountToken.audience } : {}),
-        expirationSeconds: s.serviceAccountToken.expirationSeconds ?? 3600,
-        ...(signal ? { signal } : {}),
-      });
+      // No audience asks for the API server's own (upstream passes a nil list).
+      const audience = s.serviceAccountToken.audience;
+      const { status } = await tokenGetter.getServiceAccountToken(
+        namespace,
+        pod.spec?.serviceAccountName ?? 'default',
+        {
+          audiences: audience ? [audience] : [],
+          expirationSeconds: s.serviceAccountToken.expirationSeconds ?? 3600,
+          boundObjectRef: {
+            kind: 'Pod',
+            apiVersion: 'v1',
+            name: pod.metadata?.name ?? '',
+            uid: pod.metadata?.uid ?? '',
+          },
+        },
+        signal,
+      );
+      const token = status.token;
       // With an fsGroup the token starts private; the ownership change then adds group read
       // (0600 → 0640) instead of leaving it readable by everyone.
       const fsGroupSet = pod.spec?.securityContext?.fsGroup !== undefined;
@@ -108,6 +127,13 @@ export class ProjectedPlugin extends ProjectionPlugin {
       throw new VolumeSetUpError('FailedMount', 'clusterTrustBundle projections are not supported');
     }
     return new Map();
+  }
+
+  /** As upstream's projected TearDown: the pod's tokens are forgotten with its volume. */
+  override async tearDown(podVolumeDir: string, signal?: AbortSignal): Promise<void> {
+    await super.tearDown(podVolumeDir, signal);
+    const uid = podUidOfVolumeDir(podVolumeDir);
+    if (uid) this.host.tokenGetter?.deleteServiceAccountToken(uid);
   }
 
   #getter() {

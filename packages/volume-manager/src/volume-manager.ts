@@ -16,6 +16,7 @@ import {
   RealClock,
   type Subpather,
   type Timer,
+  type TokenGetter,
   type Volume,
   type VolumeProvider,
 } from '@kubelet-kit/core';
@@ -37,7 +38,6 @@ import { SafeSubpather } from './subpath.js';
 import {
   type HostPathPolicy,
   podVolumeDir,
-  type TokenGetter,
   unescapePluginName,
   type VolumeHost,
   type VolumePlugin,
@@ -128,6 +128,13 @@ export interface VolumeManagerOptions {
   readonly reconcilerPeriodMs?: number;
   /** WaitForAttachAndMount bound; default 2 min 3 s. */
   readonly waitTimeoutMs?: number;
+  /**
+   * Re-project the API data volumes (configMap, secret, downwardAPI, projected: refreshed
+   * tokens) of every desired pod this often, ms. Off by default: upstream re-projects on each
+   * pod sync (WaitForAttachAndMount → ReprocessPod), which the agent's pod workers run every
+   * resync period; set it when no one calls `waitForAttachAndMount` periodically.
+   */
+  readonly remountPeriodMs?: number;
 }
 
 /**
@@ -239,6 +246,7 @@ export class BasicVolumeManager implements VolumeManager {
   readonly #populatorPeriodMs: number;
   readonly #reconcilerPeriodMs: number;
   readonly #waitTimeoutMs: number;
+  readonly #remountPeriodMs: number | undefined;
   readonly #dsw = new DesiredStateOfWorld();
   readonly #asw = new ActualStateOfWorld();
   /** Running operations by `uid/volume`. */
@@ -265,6 +273,7 @@ export class BasicVolumeManager implements VolumeManager {
     this.#populatorPeriodMs = options.populatorPeriodMs ?? DESIRED_STATE_POPULATOR_PERIOD_MS;
     this.#reconcilerPeriodMs = options.reconcilerPeriodMs ?? RECONCILER_PERIOD_MS;
     this.#waitTimeoutMs = options.waitTimeoutMs ?? WAIT_FOR_ATTACH_AND_MOUNT_TIMEOUT_MS;
+    this.#remountPeriodMs = options.remountPeriodMs;
     this.#podState = options.podStateProvider ?? this.#defaultPodState();
     const mounter = options.mounter ?? new SystemMounter();
     this.#subpather = options.subpather ?? new SafeSubpather({ mounter, logger: this.#logger });
@@ -295,6 +304,14 @@ export class BasicVolumeManager implements VolumeManager {
     this.#populate();
     this.#timers.push(this.#clock.setInterval(() => this.#populate(), this.#populatorPeriodMs));
     this.#timers.push(this.#clock.setInterval(() => this.#kick(), this.#reconcilerPeriodMs));
+    const remountMs = this.#remountPeriodMs;
+    if (remountMs !== undefined && remountMs > 0) {
+      this.#timers.push(
+        this.#clock.setInterval(() => {
+          for (const uid of this.#dsw.podUids()) this.reprocessPod(uid);
+        }, remountMs),
+      );
+    }
     this.#kick();
   }
 

@@ -6,29 +6,10 @@ import {
   type NodeAllocatable,
   type ObjectGetter,
   type Pod,
+  type TokenGetter,
   type Volume,
 } from '@kubelet-kit/core';
 import type { Mounter } from './mount.js';
-
-/**
- * Asks for a service account token for a projected volume (upstream's token manager).
- *
- * @public
- */
-export interface TokenRequest {
-  readonly pod: Pod;
-  readonly serviceAccountName: string;
-  readonly audience?: string;
-  readonly expirationSeconds: number;
-  readonly signal?: AbortSignal;
-}
-
-/**
- * Returns a token for the pod's service account; callers cache and refresh.
- *
- * @public
- */
-export type TokenGetter = (request: TokenRequest) => Promise<string>;
 
 /**
  * What a host path policy is asked about.
@@ -69,6 +50,7 @@ export interface VolumeHost {
   readonly clock: Clock;
   readonly mounter: Mounter;
   readonly objectGetter?: ObjectGetter;
+  /** Service account tokens (the token manager); from core since 0.2. */
   readonly tokenGetter?: TokenGetter;
   readonly hostPathPolicy?: HostPathPolicy;
   readonly nodeName?: string;

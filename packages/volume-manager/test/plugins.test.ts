@@ -18,7 +18,7 @@ import {
   type VolumeHost,
   type VolumePlugin,
 } from '@kubelet-kit/volume-manager';
-import { FakeMounter, FakeObjectGetter } from '@kubelet-kit/volume-manager/testing';
+import { FakeMounter, FakeObjectGetter, FakeTokenGetter } from '@kubelet-kit/volume-manager/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makePod, mode, readText, tempDir } from './helpers.js';
 
@@ -400,15 +400,8 @@ describe('projected volumes', () => {
         shared: Buffer.from('secret').toString('base64'),
       },
     });
-    const tokens: string[] = [];
-    const plugin = new ProjectedPlugin({
-      host: host({
-        tokenGetter: async (req) => {
-          tokens.push(`${req.serviceAccountName}:${req.audience}:${req.expirationSeconds}`);
-          return 'tok-123';
-        },
-      }),
-    });
+    const tokenGetter = new FakeTokenGetter({ now: () => 0 });
+    const plugin = new ProjectedPlugin({ host: host({ tokenGetter }) });
     const pod = makePod({ namespace: 'ns', labels: { x: 'y' }, serviceAccountName: 'robot' });
     const s = spec(pod, {
       name: 'all',
@@ -439,8 +432,19 @@ describe('projected volumes', () => {
     expect(await readText(path.join(dir, 'shared'))).toBe('secret');
     expect(await mode(path.join(dir, 'a'))).toBe(0o440);
     expect(await readText(path.join(dir, 'labels'))).toBe('x="y"');
-    expect(await readText(path.join(dir, 'token'))).toBe('tok-123');
-    expect(tokens).toEqual(['robot:vault:600']);
+    expect(await readText(path.join(dir, 'token'))).toBe('ns/robot/vault/1');
+    // Bound to the pod, as upstream's projected plugin asks.
+    expect(tokenGetter.requests).toEqual([
+      {
+        namespace: 'ns',
+        serviceAccountName: 'robot',
+        spec: {
+          audiences: ['vault'],
+          expirationSeconds: 600,
+          boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: 'pod-1', uid: 'uid-1' },
+        },
+      },
+    ]);
     expect(mounter.calls).toEqual([`mount ${dir}`]);
   });
 

@@ -18,7 +18,7 @@ import {
   type VolumeHost,
   validatePath,
 } from '@kubelet-kit/volume-manager';
-import { FakeMounter, FakeObjectGetter } from '@kubelet-kit/volume-manager/testing';
+import { FakeMounter, FakeObjectGetter, FakeTokenGetter } from '@kubelet-kit/volume-manager/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makePod, mode, readText, tempDir } from './helpers.js';
 
@@ -204,7 +204,7 @@ describe('projected (projected.go collectData)', () => {
 
   it('with an fsGroup the token starts at 0600 and ends 0640; without, it takes defaultMode', async () => {
     getter.setConfigMap({ metadata: { name: 'ca', namespace: 'ns' }, data: { 'ca.crt': 'pem' } });
-    const plugin = new ProjectedPlugin({ host: host({ tokenGetter: async () => 'tok' }) });
+    const plugin = new ProjectedPlugin({ host: host({ tokenGetter: new FakeTokenGetter() }) });
     const volume: Volume = {
       name: 'kube-api-access',
       projected: { sources: [{ serviceAccountToken: { path: 'token' } }, { configMap: { name: 'ca' } }] },

@@ -9,7 +9,7 @@ import {
   type VolumeManagerOptions,
   VolumeMountTimeoutError,
 } from '@kubelet-kit/volume-manager';
-import { FakeMounter, FakeObjectGetter } from '@kubelet-kit/volume-manager/testing';
+import { FakeMounter, FakeObjectGetter, FakeTokenGetter } from '@kubelet-kit/volume-manager/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makePod, readText, tempDir, track } from './helpers.js';
 
@@ -526,5 +526,119 @@ describe('BasicVolumeManager: only volumes containers use (GetPodVolumeNames)', 
     expect(err.message).toContain(
       'unmounted volumes=[alpha nfs zeta], unattached volumes=[alpha nfs zeta], failed to process volumes=[nfs]: timed out waiting for the condition',
     );
+  });
+});
+
+describe('BasicVolumeManager: the kube-api-access volume of an API pod', () => {
+  /** The volume the ServiceAccount admission plugin adds to every API pod. */
+  function apiPod(): Pod {
+    const pod = makePod({
+      uid: 'api-uid',
+      name: 'web-0',
+      namespace: 'ns',
+      serviceAccountName: 'default',
+      volumes: [
+        {
+          name: 'kube-api-access-x7k2p',
+          projected: {
+            defaultMode: 420,
+            sources: [
+              { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
+              { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+              {
+                downwardAPI: {
+                  items: [
+                    { path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } },
+                  ],
+                },
+              },
+            ],
+          },
+        },
+      ],
+    });
+    pod.spec!.containers[0]!.volumeMounts = [
+      {
+        name: 'kube-api-access-x7k2p',
+        mountPath: '/var/run/secrets/kubernetes.io/serviceaccount',
+        readOnly: true,
+      },
+    ];
+    return pod;
+  }
+
+  it('mounts token, ca.crt and namespace; a reprocess writes the refreshed token; tear-down forgets the tokens', async () => {
+    getter.setConfigMap({
+      metadata: { name: 'kube-root-ca.crt', namespace: 'ns' },
+      data: { 'ca.crt': '-----BEGIN CERTIFICATE-----\n' },
+    });
+    const tokens = new FakeTokenGetter({ now: () => clock.now() });
+    pods = [apiPod()];
+    const vm = newManager({ tokenGetter: tokens });
+    vm.start();
+    await settle(vm.waitForAttachAndMount(pods[0]!));
+    const dir = volDir('api-uid', 'kubernetes.io~projected', 'kube-api-access-x7k2p');
+    expect(await readText(path.join(dir, 'token'))).toBe('ns/default//1');
+    expect(await readText(path.join(dir, 'ca.crt'))).toBe('-----BEGIN CERTIFICATE-----\n');
+    expect(await readText(path.join(dir, 'namespace'))).toBe('ns');
+    expect((await fs.stat(path.join(dir, 'token'))).mode & 0o777).toBe(0o644);
+    // No audience: the API server's own; the exact expiration asked for; bound to the pod.
+    expect(tokens.requests[0]).toEqual({
+      namespace: 'ns',
+      serviceAccountName: 'default',
+      spec: {
+        audiences: [],
+        expirationSeconds: 3607,
+        boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: 'web-0', uid: 'api-uid' },
+      },
+    });
+    expect(vm.getMountedVolumesForPod('api-uid').get('kube-api-access-x7k2p')).toEqual({
+      hostPath: dir,
+      readOnly: true,
+    });
+
+    // The next sync's reprocess asks again; what the token getter returns reaches the file.
+    await settle(vm.waitForAttachAndMount(pods[0]!));
+    await advanceUntil(clock, async () => (await readText(path.join(dir, 'token'))) === 'ns/default//2');
+
+    const gone = pods[0]!;
+    pods = [];
+    await settle(vm.waitForUnmount(gone));
+    expect(tokens.deleted).toEqual(['api-uid']);
+  });
+
+  it('fails the mount naming the cause while no token can be had, and mounts once one can', async () => {
+    getter.setConfigMap({
+      metadata: { name: 'kube-root-ca.crt', namespace: 'ns' },
+      data: { 'ca.crt': 'pem' },
+    });
+    const tokens = new FakeTokenGetter({ now: () => clock.now() });
+    tokens.error = new Error('failed to fetch token: serviceaccounts "default" not found');
+    pods = [apiPod()];
+    const vm = newManager({ tokenGetter: tokens });
+    vm.start();
+    await advanceUntil(clock, () => vm.getVolumeErrors('api-uid').size > 0);
+    expect(vm.getVolumeErrors('api-uid').get('kube-api-access-x7k2p')).toMatch(
+      /serviceaccounts "default" not found/,
+    );
+    expect(recorder.events.map((e) => e.reason)).toContain('FailedMount');
+    tokens.error = undefined;
+    await settle(vm.waitForAttachAndMount(pods[0]!));
+    expect(vm.getMountedVolumesForPod('api-uid').size).toBe(1);
+  });
+});
+
+describe('BasicVolumeManager: periodic remount (remountPeriodMs)', () => {
+  it('re-projects API data volumes every period without a wait, so refreshed content reaches files', async () => {
+    pods = [appPod()];
+    const vm = newManager({ remountPeriodMs: 60_000 });
+    vm.start();
+    await settle(vm.waitForAttachAndMount(pods[0]!));
+    const config = path.join(volDir('uid-1', 'kubernetes.io~configmap', 'config'), 'k.txt');
+    getter.setConfigMap({ metadata: { name: 'cfg', namespace: 'ns' }, data: { k: 'v2' } });
+    await clock.tick(59_000);
+    expect(await readText(config)).toBe('v1');
+    await clock.tick(1_000);
+    await advanceUntil(clock, async () => (await readText(config)) === 'v2', { step: 100 });
   });
 });

@@ -9,4 +9,5 @@ export type { VolumeManager, WaitOptions } from '../volume-manager.js';
 export { FakeMounter } from './fake-mounter.js';
 export { FakeObjectGetter } from './fake-object-getter.js';
 export { FakeSubpather } from './fake-subpather.js';
+export { FakeTokenGetter, type FakeTokenRequestRecord } from './fake-token-getter.js';
 export { FakeVolumeManager } from './fake-volume-manager.js';
