@@ -81,9 +81,14 @@ export function formatEventTime(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }
 
-/** `<name>.<nanoseconds in hex>`, the names client-go gives events. @internal */
-export function eventName(objectName: string | undefined, ms: number): string {
-  return `${objectName ?? ''}.${(BigInt(Math.floor(ms)) * 1_000_000n).toString(16)}`;
+/**
+ * `<name>.<nanoseconds in hex>`, the names client-go gives events. The clock has only
+ * milliseconds, so the caller's sequence number fills the nanoseconds: events made in one
+ * millisecond (Pulled, Created, Started) would otherwise share a name and all but the first
+ * fail with 409 AlreadyExists. @internal
+ */
+export function eventName(objectName: string | undefined, ms: number, seq = 0): string {
+  return `${objectName ?? ''}.${(BigInt(Math.floor(ms)) * 1_000_000n + BigInt(seq % 1_000_000)).toString(16)}`;
 }
 
 /** What makes two events the same event: everything but counts and times (upstream `getEventKey`). @public */
@@ -184,6 +189,8 @@ export class EventCorrelator {
   readonly #qps: number;
   readonly #spamKeyFunc: (event: CoreV1Event) => string;
   readonly #aggregates: LruCache<AggregateRecord>;
+  /** Fills the nanoseconds of the names of combined events (see eventName). */
+  #seq = 0;
   readonly #observations: LruCache<EventLog>;
   readonly #spam: LruCache<TokenBucket>;
 
@@ -238,7 +245,7 @@ export class EventCorrelator {
     const time = formatEventTime(now);
     const combined: CoreV1Event = {
       metadata: {
-        name: eventName(newEvent.involvedObject.name, now),
+        name: eventName(newEvent.involvedObject.name, now, this.#seq++),
         namespace: newEvent.metadata?.namespace,
       },
       count: 1,

@@ -83,6 +83,8 @@ export class ApiserverEventRecorder implements EventRecorder {
   readonly #maxQueued: number;
   readonly #sleepMs: number;
   readonly #clock: Clock;
+  /** Fills the nanoseconds of event names made in one millisecond (see eventName). */
+  #seq = 0;
   readonly #logger: Logger;
   readonly #random: () => number;
   readonly #correlator: EventCorrelator;
@@ -158,7 +160,7 @@ export class ApiserverEventRecorder implements EventRecorder {
     const now = this.#clock.now();
     const time = formatEventTime(now);
     return {
-      metadata: { name: eventName(object.name, now), namespace: object.namespace || 'default' },
+      metadata: { name: eventName(object.name, now, this.#seq++), namespace: object.namespace || 'default' },
       involvedObject: {
         apiVersion: 'v1',
         kind: object.kind,

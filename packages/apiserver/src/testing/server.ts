@@ -356,18 +356,14 @@ export class FakeApiServer {
   }
 
   /** An object, or undefined. `kind` is a Kind, plural or short name: `Pod`, `pods`, `po`. */
-  get<T extends KubeObject = KubeObject>(
-    kind: string,
-    namespace: string | undefined,
-    name: string,
-  ): T | undefined {
+  get<T = KubeObject>(kind: string, namespace: string | undefined, name: string): T | undefined {
     const info = this.resource(kind);
     const o = this.store.get(info, info.namespaced ? namespace : undefined, name);
     return o ? (structuredClone(o) as T) : undefined;
   }
 
   /** Every object of a kind, in one namespace or all. */
-  list<T extends KubeObject = KubeObject>(kind: string, namespace?: string): T[] {
+  list<T = KubeObject>(kind: string, namespace?: string): T[] {
     const info = this.resource(kind);
     return this.store.list(info, info.namespaced ? namespace : undefined) as T[];
   }
@@ -405,7 +401,7 @@ export class FakeApiServer {
    * Resolves with the object once `predicate` holds for it (called with undefined while it
    * does not exist, so `(o) => !o` waits for a deletion). Rejects after `timeoutMs` (10 s).
    */
-  waitFor<T extends KubeObject = KubeObject>(
+  waitFor<T = KubeObject>(
     kind: string,
     namespace: string | undefined,
     name: string,
