@@ -21,7 +21,10 @@ import {
   startAgent,
   waitFor,
 } from './support/agent-process.js';
-import { type FakeApiserver, fakeApiserver } from './support/fake-apiserver.js';
+import {
+  type InMemoryApiserver as FakeApiserver,
+  inMemoryApiserver as fakeApiserver,
+} from './support/in-memory-apiserver.js';
 
 const nodeName = `e2e-adm-${randomBytes(3).toString('hex')}`;
 const sleeper = "trap 'exit 0' TERM; while true; do sleep 1; done";

@@ -1,5 +1,5 @@
-// The e2e fake API server's interface (support/fake-apiserver.ts) over
-// @kubelet-kit/apiserver/testing's FakeApiServer, so a test switches by changing its import.
+// The interface the e2e tests used with their first small fake API server, over
+// @kubelet-kit/apiserver/testing's FakeApiServer.
 // Kept from the old fake: this node exists (uid n1), the pod field selector is ignored (the
 // admission test hands the agent a pod bound elsewhere), `patched` holds each pod's last status
 // patch. New: everything else behaves as a real API server (mirror pods are created, the
