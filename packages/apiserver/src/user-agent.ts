@@ -1,3 +1,4 @@
+import { goArch, goOS } from '@kubelet-kit/core';
 import type { KubeConfig } from '@kubernetes/client-node';
 
 /**
@@ -7,23 +8,6 @@ import type { KubeConfig } from '@kubernetes/client-node';
  * @public
  */
 export const KUBELET_COMPATIBLE_VERSION = 'v1.34.0';
-
-/** Node's `process.arch` names as Go's GOARCH spells them (what upstream puts in the User-Agent). */
-const goArch: Readonly<Record<string, string>> = {
-  x64: 'amd64',
-  ia32: '386',
-  arm: 'arm',
-  arm64: 'arm64',
-  ppc64: 'ppc64le',
-  s390x: 's390x',
-  riscv64: 'riscv64',
-  loong64: 'loong64',
-  mips: 'mips',
-  mipsel: 'mipsle',
-};
-
-/** Node's `process.platform` names as Go's GOOS spells them. */
-const goOs: Readonly<Record<string, string>> = { win32: 'windows' };
 
 /**
  * Options of {@link kubeletUserAgent}; each defaults to what this process is.
@@ -55,7 +39,7 @@ export function kubeletUserAgent(options: KubeletUserAgentOptions): string {
   const arch = options.arch ?? process.arch;
   const command = options.command ?? 'kubelet';
   const version = options.kubernetesVersion ?? KUBELET_COMPATIBLE_VERSION;
-  return `${command}/${version} (${goOs[platform] ?? platform}/${goArch[arch] ?? arch}) kubelet-kit/${options.kitVersion}`;
+  return `${command}/${version} (${goOS(platform)}/${goArch(arch)}) kubelet-kit/${options.kitVersion}`;
 }
 
 const wrapped = Symbol('kubelet-kit.userAgent');

@@ -105,6 +105,7 @@ export {
   type NodeApiErrorCode,
   type NodePressureProvider,
 } from './node-api.js';
+export { goArch, goOS } from './platform.js';
 export {
   buildPodFullName,
   deepCopy,

@@ -1,4 +1,5 @@
-import type { Pod, Toleration } from '@kubelet-kit/core';
+import { goArch, goOS, type Pod, type Toleration } from '@kubelet-kit/core';
+import { defaultNodeLabels } from '@kubelet-kit/nodestatus';
 
 /**
  * A node taint (upstream `v1.Taint`).
@@ -25,20 +26,8 @@ export interface NodeInfo {
 }
 
 /** Go's `runtime.GOOS` and `runtime.GOARCH` of this process. */
-export const nodeOS: string = process.platform === 'win32' ? 'windows' : process.platform;
-const goArch: Readonly<Record<string, string>> = {
-  x64: 'amd64',
-  ia32: '386',
-  arm64: 'arm64',
-  arm: 'arm',
-  ppc64: 'ppc64le',
-  s390x: 's390x',
-  riscv64: 'riscv64',
-  loong64: 'loong64',
-  mips: 'mips',
-  mipsel: 'mipsle',
-};
-export const nodeArch: string = goArch[process.arch] ?? process.arch;
+export const nodeOS: string = goOS();
+export const nodeArch: string = goArch();
 
 /**
  * The labels upstream's kubelet gives its Node (`initialNode`): hostname, os and arch, stable and
@@ -84,19 +73,7 @@ function labelValueError(value: string): string | undefined {
 }
 
 /** The `kubernetes.io` and `k8s.io` labels a kubelet may set on itself (upstream `KubeletLabels`). */
-const kubeletLabels = new Set([
-  'kubernetes.io/hostname',
-  'topology.kubernetes.io/zone',
-  'topology.kubernetes.io/region',
-  'failure-domain.beta.kubernetes.io/zone',
-  'failure-domain.beta.kubernetes.io/region',
-  'node.kubernetes.io/instance-type',
-  'beta.kubernetes.io/instance-type',
-  'kubernetes.io/os',
-  'kubernetes.io/arch',
-  'beta.kubernetes.io/os',
-  'beta.kubernetes.io/arch',
-]);
+const kubeletLabels = new Set(defaultNodeLabels);
 const kubeletLabelNamespaces = ['kubelet.kubernetes.io', 'node.kubernetes.io'];
 
 function isRestrictedKey(key: string): boolean {

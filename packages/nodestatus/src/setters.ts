@@ -1,5 +1,7 @@
 import {
   type EventType,
+  goArch,
+  goOS,
   type Logger,
   type Node,
   type NodeCondition,
@@ -357,25 +359,12 @@ export function images(maxImages: number, imageList: () => Promise<readonly Imag
 
 /** Go's `GOOS` for this process. @public */
 export function hostOperatingSystem(): string {
-  return process.platform === 'win32' ? 'windows' : process.platform;
+  return goOS();
 }
-
-const goArch: Readonly<Record<string, string>> = {
-  x64: 'amd64',
-  ia32: '386',
-  arm64: 'arm64',
-  arm: 'arm',
-  ppc64: 'ppc64le',
-  s390x: 's390x',
-  riscv64: 'riscv64',
-  loong64: 'loong64',
-  mips: 'mips',
-  mipsel: 'mipsle',
-};
 
 /** Go's `GOARCH` for this process. @public */
 export function hostArchitecture(): string {
-  return goArch[process.arch] ?? process.arch;
+  return goArch();
 }
 
 /** Upstream `GoRuntime`: operatingSystem and architecture. @public */
