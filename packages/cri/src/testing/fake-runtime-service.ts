@@ -131,6 +131,7 @@ interface ContainerRecord {
 /**
  * A container's resource usage as the fake runtime reports it in ContainerStats; counters are
  * cumulative, as a real runtime's are. Unset fields are reported as zero.
+ * @public
  */
 export interface FakeContainerUsage {
   readonly cpuUsageCoreNanoSeconds?: number;
@@ -144,7 +145,7 @@ export interface FakeContainerUsage {
   readonly writableLayerInodes?: number;
 }
 
-/** A sandbox's own usage beyond its containers' (network, process count) in PodSandboxStats. */
+/** A sandbox's own usage beyond its containers' (network, process count) in PodSandboxStats. @public */
 export interface FakePodSandboxUsage {
   readonly network?: {
     readonly name: string;
