@@ -35,7 +35,6 @@ export {
   type PodFeatureSupport,
 } from './pod-feature-admission.js';
 export { formatPodTable } from './pod-table.js';
-export { SysctlAllowlist } from './sysctl.js';
 // The summary API's JSON (`GET /stats/summary`), upstream's stats v1alpha1.
 export type {
   ContainerStats,
@@ -53,3 +52,4 @@ export type {
   Summary,
   VolumeStats,
 } from './stats/summary-types.js';
+export { SysctlAllowlist } from './sysctl.js';

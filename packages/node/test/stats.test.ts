@@ -253,6 +253,20 @@ describe('summary API over the in-memory CRI', () => {
     expect(cri.calls().filter((c) => c.method === 'ListPodSandboxStats')).toHaveLength(1);
   });
 
+  it('sums ListContainerStats for a call whose ListPodSandboxStats fails (containerd 1.6 without pod cgroups)', async () => {
+    const { ids } = await runPod('web', 'uid-web', ['a']);
+    cri.setContainerUsage(ids[0] ?? '', { memoryWorkingSetBytes: 100 });
+    cri.failNext(
+      'ListPodSandboxStats',
+      1,
+      'Unknown',
+      'failed to get cgroup metrics because cgroupPath is empty',
+    );
+    expect((await provider.get()).pods[0]?.memory?.workingSetBytes).toBe(100);
+    // The next call asks again, and gets the sandbox's figures.
+    expect((await provider.get()).pods[0]?.process_stats?.process_count).toBe(1);
+  });
+
   it('lists only ready sandboxes and running containers', async () => {
     const web = await runPod('web', 'uid-web', ['app']);
     await runPod('db', 'uid-db', ['pg']);

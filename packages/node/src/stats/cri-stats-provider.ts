@@ -70,6 +70,7 @@ const nsToTime = (ns: number) => rfc3339(Math.floor(ns / 1e6));
 export class CriStatsProvider {
   readonly #o: CriStatsProviderOptions;
   #sandboxStatsUnimplemented = false;
+  #sandboxStatsFailed = false;
 
   constructor(options: CriStatsProviderOptions) {
     this.#o = options;
@@ -115,12 +116,21 @@ export class CriStatsProvider {
       return (await this.#o.runtimeService.listPodSandboxStats({})).stats;
     } catch (err) {
       if (err instanceof CriError && err.code === 'Unimplemented') {
-        // containerd before 1.6 and some others: fall back for good.
+        // A runtime without the call: fall back for good.
         this.#sandboxStatsUnimplemented = true;
         this.#o.logger.info({}, 'runtime lacks ListPodSandboxStats: summing ListContainerStats per sandbox');
         return undefined;
       }
-      throw err;
+      // containerd 1.6 fails the whole call for a sandbox without a cgroup parent (this agent
+      // sets none: it has no pod cgroups), so the containers' stats are summed for this call.
+      if (!this.#sandboxStatsFailed) {
+        this.#sandboxStatsFailed = true;
+        this.#o.logger.info(
+          { err: String(err) },
+          'ListPodSandboxStats failed: summing ListContainerStats per sandbox',
+        );
+      }
+      return undefined;
     }
   }
 
