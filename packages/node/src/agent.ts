@@ -17,6 +17,7 @@ import { DefaultProbeManager, DefaultResultsManager } from '@kubelet-kit/prober'
 import { newStatusManager } from '@kubelet-kit/status-manager';
 import { BasicVolumeManager, SafeSubpather, SystemMounter } from '@kubelet-kit/volume-manager';
 import { createApiClients } from './api-clients.js';
+import { kubeletConfigz } from './configz.js';
 import type { ProbeManagerView } from './deps.js';
 import { Kubelet } from './kubelet.js';
 import { loggingRecorder } from './logging-recorder.js';
@@ -25,8 +26,10 @@ import { type NodeInfo, type NodeTaint, nodeLabels } from './node-info.js';
 import { createNodeStatus, nodeResources } from './node-status.js';
 import { appArmorHostError, type PodFeatureSupport } from './pod-feature-admission.js';
 import { createPodSources, podConfigView as podConfigViewOf, sourceErrorLog } from './pod-sources.js';
+import { runningPodsToApi } from './running-pods.js';
 import { createCriServices, createPleg, RuntimeState } from './runtime-state.js';
 import { KubeletServer } from './server.js';
+import { createSummaryProvider } from './stats/index.js';
 import { SysctlAllowlist } from './sysctl.js';
 import { teeRecorder } from './tee-recorder.js';
 
@@ -394,7 +397,36 @@ export function createAgent(options: AgentOptions): Agent {
   });
   const k = kubelet;
 
+  // The summary API and its siblings (/stats/summary, /metrics/resource, /metrics/probes,
+  // /runningpods/, /configz).
+  const podLogsDirectory = options.podLogsDirectory ?? path.join(rootDirectory, 'logs', 'pods');
+  const summaryProvider = createSummaryProvider({
+    nodeName,
+    rootDirectory,
+    podLogsDirectory,
+    runtimeService: cri.runtimeService,
+    imageService: cri.imageService,
+    getPods: () => podManager.getPods(),
+    getMountedVolumesForPod: (uid) => volumeManager.getMountedVolumesForPod(uid),
+    clock,
+    logger: logger.child({ component: 'stats' }),
+  });
+  const statsHandlers = {
+    summary: () => summaryProvider.get(),
+    cpuAndMemory: () => summaryProvider.getCPUAndMemoryStats(),
+    runningPods: async () => runningPodsToApi(await runtime.getPods(false)),
+    configz: () =>
+      kubeletConfigz(options, {
+        rootDirectory,
+        podLogsDirectory,
+        port: bound?.port ?? options.port ?? 10250,
+      }),
+    probeRegistry: metrics.registry,
+    logger: logger.child({ component: 'server-stats' }),
+  };
+
   const server = new KubeletServer({
+    stats: statsHandlers,
     ...(options.address !== undefined ? { address: options.address } : {}),
     port: options.port ?? 10250,
     pods: () => k.podsWithStatus(),

@@ -35,4 +35,21 @@ export {
   type PodFeatureSupport,
 } from './pod-feature-admission.js';
 export { formatPodTable } from './pod-table.js';
+// The summary API's JSON (`GET /stats/summary`), upstream's stats v1alpha1.
+export type {
+  ContainerStats,
+  CPUStats,
+  FsStats,
+  InterfaceStats,
+  MemoryStats,
+  NetworkStats,
+  NodeStats,
+  PodReference,
+  PodStats,
+  ProcessStats,
+  RlimitStats,
+  RuntimeStats,
+  Summary,
+  VolumeStats,
+} from './stats/summary-types.js';
 export { SysctlAllowlist } from './sysctl.js';

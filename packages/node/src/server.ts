@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger, Pod } from '@kubelet-kit/core';
 import type { Registry } from 'prom-client';
+import { type StatsHandlers, serveStats } from './server-stats.js';
 
 /** One health check; `check` returns an error message when unhealthy. */
 export interface HealthCheck {
@@ -20,6 +21,8 @@ export interface KubeletServerOptions {
   readonly healthChecks: readonly HealthCheck[];
   readonly registry: Registry;
   readonly logger: Logger;
+  /** `/stats/summary`, `/metrics/resource`, `/metrics/probes`, `/runningpods/`, `/configz`; none when absent. */
+  readonly stats?: StatsHandlers;
 }
 
 /**
@@ -64,6 +67,7 @@ export class KubeletServer {
 
   async #handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
+    if (this.#options.stats && (await serveStats(this.#options.stats, req, url, res))) return;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { 'content-type': 'text/plain', allow: 'GET, HEAD' });
       res.end('method not allowed\n');

@@ -7,6 +7,7 @@ import {
   ContainerEventType,
   type ContainerMetadata,
   ContainerState,
+  type ContainerStats,
   type ContainerStatus,
   type Container as CriContainer,
   type ImageSpec,
@@ -16,6 +17,7 @@ import {
   type PodSandboxConfig,
   type PodSandboxMetadata,
   PodSandboxState,
+  type PodSandboxStats,
   type PodSandboxStatus,
   type RuntimeServiceTypes,
 } from '../generated/types.js';
@@ -123,6 +125,36 @@ interface ContainerRecord {
   reason: string;
   message: string;
   logPath: string;
+  usage: FakeContainerUsage;
+}
+
+/**
+ * A container's resource usage as the fake runtime reports it in ContainerStats; counters are
+ * cumulative, as a real runtime's are. Unset fields are reported as zero.
+ * @public
+ */
+export interface FakeContainerUsage {
+  readonly cpuUsageCoreNanoSeconds?: number;
+  readonly memoryWorkingSetBytes?: number;
+  readonly memoryUsageBytes?: number;
+  readonly memoryAvailableBytes?: number;
+  readonly rssBytes?: number;
+  readonly pageFaults?: number;
+  readonly majorPageFaults?: number;
+  readonly writableLayerBytes?: number;
+  readonly writableLayerInodes?: number;
+}
+
+/** A sandbox's own usage beyond its containers' (network, process count) in PodSandboxStats. @public */
+export interface FakePodSandboxUsage {
+  readonly network?: {
+    readonly name: string;
+    readonly rxBytes: number;
+    readonly rxErrors?: number;
+    readonly txBytes: number;
+    readonly txErrors?: number;
+  };
+  readonly processCount?: number;
 }
 
 interface ExecRegistration {
@@ -221,6 +253,7 @@ export class FakeRuntimeService {
   readonly #exec: ExecRegistration[] = [];
   readonly #subscribers = new Set<(event: ContainerEventResponse) => void>();
   readonly #opts: FakeRuntimeOptions;
+  readonly #sandboxUsage = new Map<string, FakePodSandboxUsage>();
   #nextIp = 2;
   conditions: { RuntimeReady: RuntimeConditionState; NetworkReady: RuntimeConditionState } = {
     RuntimeReady: { status: true },
@@ -429,6 +462,96 @@ export class FakeRuntimeService {
     return c.logPath;
   }
 
+  setContainerUsage(id: string, usage: FakeContainerUsage): void {
+    this.#container(id).usage = { ...usage };
+  }
+
+  setPodSandboxUsage(id: string, usage: FakePodSandboxUsage): void {
+    this.#sandbox(id);
+    this.#sandboxUsage.set(id, { ...usage });
+  }
+
+  #containerStats(c: ContainerRecord): ContainerStats {
+    const ts = this.#nowNs();
+    const u = c.usage;
+    return {
+      attributes: {
+        id: c.id,
+        metadata: c.metadata,
+        labels: c.config.labels,
+        annotations: c.config.annotations,
+      },
+      cpu: { timestamp: ts, usageCoreNanoSeconds: { value: u.cpuUsageCoreNanoSeconds ?? 0 } },
+      memory: {
+        timestamp: ts,
+        workingSetBytes: { value: u.memoryWorkingSetBytes ?? 0 },
+        availableBytes: { value: u.memoryAvailableBytes ?? 0 },
+        usageBytes: { value: u.memoryUsageBytes ?? u.memoryWorkingSetBytes ?? 0 },
+        rssBytes: { value: u.rssBytes ?? 0 },
+        pageFaults: { value: u.pageFaults ?? 0 },
+        majorPageFaults: { value: u.majorPageFaults ?? 0 },
+      },
+      writableLayer: {
+        timestamp: ts,
+        fsId: { mountpoint: '/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs' },
+        usedBytes: { value: u.writableLayerBytes ?? 0 },
+        inodesUsed: { value: u.writableLayerInodes ?? 0 },
+      },
+    };
+  }
+
+  // containerd sums its containers' cgroups into the sandbox's: so does the fake.
+  #podSandboxStats(s: SandboxRecord): PodSandboxStats {
+    const ts = this.#nowNs();
+    const containers = [...candidates(this.#containers, this.#containersBySandbox.get(s.id))]
+      .filter((c) => c.state === ContainerState.CONTAINER_RUNNING)
+      .map((c) => this.#containerStats(c));
+    const sum = (f: (c: ContainerStats) => number | undefined) =>
+      containers.reduce((n, c) => n + (f(c) ?? 0), 0);
+    const own = this.#sandboxUsage.get(s.id) ?? {};
+    const net = own.network;
+    return {
+      attributes: {
+        id: s.id,
+        metadata: s.metadata,
+        labels: s.config.labels,
+        annotations: s.config.annotations,
+      },
+      linux: {
+        cpu: {
+          timestamp: ts,
+          usageCoreNanoSeconds: { value: sum((c) => c.cpu?.usageCoreNanoSeconds?.value) },
+        },
+        memory: {
+          timestamp: ts,
+          workingSetBytes: { value: sum((c) => c.memory?.workingSetBytes?.value) },
+          availableBytes: { value: sum((c) => c.memory?.availableBytes?.value) },
+          usageBytes: { value: sum((c) => c.memory?.usageBytes?.value) },
+          rssBytes: { value: sum((c) => c.memory?.rssBytes?.value) },
+          pageFaults: { value: sum((c) => c.memory?.pageFaults?.value) },
+          majorPageFaults: { value: sum((c) => c.memory?.majorPageFaults?.value) },
+        },
+        ...(net
+          ? {
+              network: {
+                timestamp: ts,
+                defaultInterface: {
+                  name: net.name,
+                  rxBytes: { value: net.rxBytes },
+                  rxErrors: { value: net.rxErrors ?? 0 },
+                  txBytes: { value: net.txBytes },
+                  txErrors: { value: net.txErrors ?? 0 },
+                },
+                interfaces: [],
+              },
+            }
+          : {}),
+        process: { timestamp: ts, processCount: { value: own.processCount ?? containers.length } },
+        containers,
+      },
+    };
+  }
+
   subscribe(listener: (event: ContainerEventResponse) => void): () => void {
     this.#subscribers.add(listener);
     return () => this.#subscribers.delete(listener);
@@ -543,6 +666,7 @@ export class FakeRuntimeService {
         this.#sandboxes.delete(sandbox.id);
         this.#sandboxesByPod.delete(sandbox.config.labels[podUidLabel], sandbox.id);
         this.#names.delete(sandbox.name);
+        this.#sandboxUsage.delete(sandbox.id);
         return {};
       },
 
@@ -627,6 +751,7 @@ export class FakeRuntimeService {
           reason: '',
           message: '',
           logPath,
+          usage: {},
         };
         this.#containers.set(id, record);
         this.#containersByPod.add(config.labels[podUidLabel], id);
@@ -710,6 +835,33 @@ export class FakeRuntimeService {
           throw new StatusError('Unknown', 'container is not running');
         }
         return {};
+      },
+
+      ContainerStats: (req) => ({ stats: this.#containerStats(this.#container(req.containerId)) }),
+
+      ListContainerStats: (req) => {
+        const f = req.filter;
+        const items = [...this.#containers.values()].filter(
+          (c) =>
+            c.state === ContainerState.CONTAINER_RUNNING &&
+            (!f?.id || c.id.startsWith(f.id)) &&
+            (!f?.podSandboxId || c.podSandboxId.startsWith(f.podSandboxId)) &&
+            matchesLabels(c.config.labels, f?.labelSelector ?? {}),
+        );
+        return { stats: items.map((c) => this.#containerStats(c)) };
+      },
+
+      PodSandboxStats: (req) => ({ stats: this.#podSandboxStats(this.#sandbox(req.podSandboxId)) }),
+
+      ListPodSandboxStats: (req) => {
+        const f = req.filter;
+        const items = [...this.#sandboxes.values()].filter(
+          (s) =>
+            s.state === PodSandboxState.SANDBOX_READY &&
+            (!f?.id || s.id.startsWith(f.id)) &&
+            matchesLabels(s.config.labels, f?.labelSelector ?? {}),
+        );
+        return { stats: items.map((s) => this.#podSandboxStats(s)) };
       },
 
       ExecSync: async (req) => {

@@ -19,6 +19,8 @@ import {
   type ExecHandler,
   type ExecMatcher,
   type ExitOptions,
+  type FakeContainerUsage,
+  type FakePodSandboxUsage,
   type FakeRuntimeFeatures,
   type FakeRuntimeHandler,
   FakeRuntimeService,
@@ -318,6 +320,19 @@ export class InMemoryCriServer {
   /** Appends `text` to the container's log file in CRI log format. Returns the file's path. */
   writeLog(containerId: string, stream: 'stdout' | 'stderr', text: string): string {
     return this.#runtime.writeLog(containerId, stream, text);
+  }
+
+  /**
+   * Sets the usage a container reports in (List)ContainerStats and, summed, in its sandbox's
+   * (List)PodSandboxStats. Only running containers and ready sandboxes are listed, as containerd.
+   */
+  setContainerUsage(containerId: string, usage: FakeContainerUsage): void {
+    this.#runtime.setContainerUsage(containerId, usage);
+  }
+
+  /** Sets a sandbox's network and process figures in (List)PodSandboxStats. */
+  setPodSandboxUsage(podSandboxId: string, usage: FakePodSandboxUsage): void {
+    this.#runtime.setPodSandboxUsage(podSandboxId, usage);
   }
 
   /** Sets a condition reported by Status. */

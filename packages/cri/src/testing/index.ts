@@ -12,6 +12,8 @@ export type {
   ExecMatcher,
   ExecResult,
   ExitOptions,
+  FakeContainerUsage,
+  FakePodSandboxUsage,
   FakeRuntimeFeatures,
   FakeRuntimeHandler,
   RuntimeConditionState,
