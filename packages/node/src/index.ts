@@ -35,4 +35,13 @@ export {
   type PodFeatureSupport,
 } from './pod-feature-admission.js';
 export { formatPodTable } from './pod-table.js';
+// The kubelet API's transport and auth.
+export {
+  type AuthDecision,
+  KubeletAuth,
+  type KubeletAuthOptions,
+  type KubeletAuthorizationMode,
+} from './server-auth.js';
+export type { KubeletAuthenticationOptions, KubeletAuthorizationOptions } from './server-security.js';
+export type { KubeletTlsOptions } from './server-tls.js';
 export { SysctlAllowlist } from './sysctl.js';
