@@ -6,6 +6,13 @@
  * @packageDocumentation
  */
 
+// TokenReview and SubjectAccessReview, decided by the test.
+export type {
+  FakeAccessReviewHook,
+  FakeAccessReviewRequest,
+  FakeReviewUser,
+  FakeTokenReviewHook,
+} from './reviews.js';
 export {
   FakeApiServer,
   type FakeApiServerOptions,

@@ -28,6 +28,13 @@ import { openapiV2Json, openapiV2Protobuf, openapiV3Document, openapiV3Index } f
 import { applyPatch, type Json, type JsonObject, patchTypeOf } from './patch.js';
 import { kubeletOf, kubeletPath, proxyRequest, proxyUpgrade } from './proxy.js';
 import { apiVersionOf, findResource, RESOURCES, type ResourceInfo, resourceOfKind } from './resources.js';
+import {
+  answerAccessReview,
+  answerTokenReview,
+  type FakeAccessReviewHook,
+  type FakeTokenReviewHook,
+  ReviewInvalid,
+} from './reviews.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import {
   alreadyExists,
@@ -138,6 +145,10 @@ export interface FakeApiServerOptions {
   readonly admission?: boolean;
   /** Create the namespaces, Service and ConfigMaps a real control plane has. Default true. */
   readonly bootstrap?: boolean;
+  /** Decides TokenReviews; default: every token is invalid. Also {@link FakeApiServer.onTokenReview}. */
+  readonly tokenReview?: FakeTokenReviewHook;
+  /** Decides SubjectAccessReviews; default: all allowed. Also {@link FakeApiServer.onAccessReview}. */
+  readonly accessReview?: FakeAccessReviewHook;
 }
 
 /** Options of a delete through {@link FakeApiServer.delete} or DELETE. @public */
@@ -192,6 +203,10 @@ export class FakeApiServer {
   private readonly fieldSelectorsIgnored = new Set<string>();
   private readonly log: FakeRequestRecord[] = [];
   private readonly issued: FakeIssuedToken[] = [];
+  private tokenReviewHook: FakeTokenReviewHook | undefined;
+  private accessReviewHook: FakeAccessReviewHook | undefined;
+  private readonly reviews: { readonly kind: string; readonly spec: unknown; readonly status: unknown }[] =
+    [];
   private nextClusterIP = 10;
   private refusing503 = false;
   private refuseTimer: Timer | undefined;
@@ -204,6 +219,8 @@ export class FakeApiServer {
     this.validateWrites = options.validate ?? true;
     this.kubeletScheme = options.kubeletScheme ?? 'https';
     this.admission = options.admission ?? false;
+    this.tokenReviewHook = options.tokenReview;
+    this.accessReviewHook = options.accessReview;
     this.store = new ObjectStore(options.historySize ?? 1000);
     this.tls = options.tls === 'self-signed' ? selfSigned(this.host) : options.tls;
     if (options.bootstrap ?? true) {
@@ -335,6 +352,25 @@ export class FakeApiServer {
 
   clearRequests(): void {
     this.log.length = 0;
+  }
+
+  /** Decides the TokenReviews from now on (undefined: every token invalid). */
+  onTokenReview(hook: FakeTokenReviewHook | undefined): void {
+    this.tokenReviewHook = hook;
+  }
+
+  /** Decides the SubjectAccessReviews from now on (undefined: all allowed). */
+  onAccessReview(hook: FakeAccessReviewHook | undefined): void {
+    this.accessReviewHook = hook;
+  }
+
+  /** The TokenReviews and SubjectAccessReviews answered, oldest first. */
+  get answeredReviews(): readonly {
+    readonly kind: string;
+    readonly spec: unknown;
+    readonly status: unknown;
+  }[] {
+    return this.reviews;
   }
 
   /** The TokenRequests answered. */
@@ -820,6 +856,30 @@ export class FakeApiServer {
     if (rest.length === 0) {
       const list = apiResourceList(group, version);
       return list ? send(200, list) : send(404, pathNotFound().toStatus());
+    }
+    const review =
+      group === 'authentication.k8s.io' && version === 'v1' && rest.length === 1 && rest[0] === 'tokenreviews'
+        ? 'token'
+        : group === 'authorization.k8s.io' &&
+            version === 'v1' &&
+            rest.length === 1 &&
+            rest[0] === 'subjectaccessreviews'
+          ? 'access'
+          : undefined;
+    if (review) {
+      if (method !== 'POST') throw methodNotAllowed();
+      let answer: Obj;
+      try {
+        answer =
+          review === 'token'
+            ? answerTokenReview(body, this.tokenReviewHook)
+            : answerAccessReview(body, this.accessReviewHook);
+      } catch (err) {
+        if (err instanceof ReviewInvalid) throw badRequest(err.message);
+        throw err;
+      }
+      this.reviews.push({ kind: answer.kind, spec: answer.spec, status: answer.status });
+      return send(201, answer);
     }
     let namespace: string | undefined;
     if (rest[0] === 'namespaces' && rest.length >= 3) {
