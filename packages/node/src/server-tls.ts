@@ -47,16 +47,16 @@ function readFile(flag: string, file: string): Buffer {
 
 /** IANA cipher suite names (Go's) as OpenSSL names them. */
 function opensslCipher(name: string): string {
-  const m = /^TLS_(ECDHE)_(RSA|ECDSA)_WITH_(AES_128|AES_256|CHACHA20_POLY1305)_(GCM_)?(SHA256|SHA384)?$/.exec(
-    name,
-  );
+  const m =
+    /^TLS_ECDHE_(RSA|ECDSA)_WITH_(AES_128|AES_256|CHACHA20_POLY1305)(?:_(GCM|CBC))?(?:_(SHA256|SHA384|SHA))?$/.exec(
+      name,
+    );
   if (!m) throw new Error(`--tls-cipher-suites: unsupported cipher suite ${JSON.stringify(name)}`);
-  const [, , auth, cipher, gcm, hash] = m;
+  const [, auth, cipher, mode, hash] = m;
   if (cipher === 'CHACHA20_POLY1305') return `ECDHE-${auth}-CHACHA20-POLY1305`;
   const bits = cipher === 'AES_128' ? 'AES128' : 'AES256';
-  return gcm
-    ? `ECDHE-${auth}-${bits}-GCM-${hash}`
-    : `ECDHE-${auth}-${bits}-${hash === 'SHA256' ? 'SHA256' : 'SHA'}`;
+  if (mode === 'GCM') return `ECDHE-${auth}-${bits}-GCM-${hash ?? 'SHA256'}`;
+  return `ECDHE-${auth}-${bits}-${hash ?? 'SHA'}`;
 }
 
 /**
