@@ -204,6 +204,9 @@ async function run(flags: RunFlags, command: Command): Promise<void> {
       return;
     }
     if (kubeletConfig.logLevel && !explicit('logLevel')) flags.logLevel = kubeletConfig.logLevel;
+    // The kubelet API's TLS and auth fields fill the flags not given.
+    for (const [flag, value] of Object.entries(kubeletConfig.server ?? {}))
+      if (!explicit(flag)) (flags as unknown as Record<string, unknown>)[flag] = value;
   }
   const interactive = Boolean(process.stdout.isTTY) && flags.table;
   const logFile = flags.logFile ?? (interactive ? path.join(flags.rootDir, 'kubelet-kit.log') : undefined);

@@ -22,6 +22,7 @@ export {
   type KubeletConfigAgentOptions,
   KubeletConfigApiVersion,
   KubeletConfigError,
+  type KubeletConfigServerFlags,
   loadKubeletConfig,
   optionFlags,
   type PendingKubeletConfigOptions,
