@@ -76,7 +76,7 @@ function fakeReq(headers: Record<string, string> = {}, url = '/pods') {
   return { headers, url, method: 'GET', socket: {} } as never;
 }
 
-function auth(o: Partial<KubeletAuthOptions> & { clock?: FakeClock } = {}) {
+function auth(o: Partial<KubeletAuthOptions> = {}) {
   return new KubeletAuth({
     nodeName: 'node1',
     anonymous: false,
