@@ -6,6 +6,7 @@
  * @packageDocumentation
  */
 
+export type { KubeletClientCertificate } from './proxy.js';
 // TokenReview and SubjectAccessReview, decided by the test.
 export type {
   FakeAccessReviewHook,

@@ -26,7 +26,13 @@ import { apiGroup, apiGroupList, apiResourceList, apiVersions, SERVER_VERSION } 
 import { unknownFields } from './fields.js';
 import { openapiV2Json, openapiV2Protobuf, openapiV3Document, openapiV3Index } from './openapi.js';
 import { applyPatch, type Json, type JsonObject, patchTypeOf } from './patch.js';
-import { kubeletOf, kubeletPath, proxyRequest, proxyUpgrade } from './proxy.js';
+import {
+  type KubeletClientCertificate,
+  kubeletOf,
+  kubeletPath,
+  proxyRequest,
+  proxyUpgrade,
+} from './proxy.js';
 import { apiVersionOf, findResource, RESOURCES, type ResourceInfo, resourceOfKind } from './resources.js';
 import {
   answerAccessReview,
@@ -145,6 +151,11 @@ export interface FakeApiServerOptions {
   readonly admission?: boolean;
   /** Create the namespaces, Service and ConfigMaps a real control plane has. Default true. */
   readonly bootstrap?: boolean;
+  /**
+   * The client certificate shown to kubelets on log/exec/attach/portforward over https
+   * (upstream --kubelet-client-certificate/--kubelet-client-key). Default: none.
+   */
+  readonly kubeletClientCertificate?: KubeletClientCertificate;
   /** Decides TokenReviews; default: every token is invalid. Also {@link FakeApiServer.onTokenReview}. */
   readonly tokenReview?: FakeTokenReviewHook;
   /** Decides SubjectAccessReviews; default: all allowed. Also {@link FakeApiServer.onAccessReview}. */
@@ -204,6 +215,7 @@ export class FakeApiServer {
   private readonly log: FakeRequestRecord[] = [];
   private readonly issued: FakeIssuedToken[] = [];
   private tokenReviewHook: FakeTokenReviewHook | undefined;
+  private readonly kubeletClient: KubeletClientCertificate | undefined;
   private accessReviewHook: FakeAccessReviewHook | undefined;
   private readonly reviews: { readonly kind: string; readonly spec: unknown; readonly status: unknown }[] =
     [];
@@ -220,6 +232,7 @@ export class FakeApiServer {
     this.kubeletScheme = options.kubeletScheme ?? 'https';
     this.admission = options.admission ?? false;
     this.tokenReviewHook = options.tokenReview;
+    this.kubeletClient = options.kubeletClientCertificate;
     this.accessReviewHook = options.accessReview;
     this.store = new ObjectStore(options.historySize ?? 1000);
     this.tls = options.tls === 'self-signed' ? selfSigned(this.host) : options.tls;
@@ -906,7 +919,7 @@ export class FakeApiServer {
 
     if (info.plural === 'pods' && route.sub && ['log', 'exec', 'attach', 'portforward'].includes(route.sub)) {
       const target = this.kubeletTarget(route, q);
-      proxyRequest(req, res, target, this.kubeletScheme);
+      proxyRequest(req, res, target, this.kubeletScheme, this.kubeletClient);
       res.on('finish', () => {
         record.status = res.statusCode;
       });
@@ -1028,7 +1041,14 @@ export class FakeApiServer {
         name: decodeURIComponent(m[2] as string),
         sub: m[3],
       };
-      proxyUpgrade(req, socket, head, this.kubeletTarget(route, url.searchParams), this.kubeletScheme);
+      proxyUpgrade(
+        req,
+        socket,
+        head,
+        this.kubeletTarget(route, url.searchParams),
+        this.kubeletScheme,
+        this.kubeletClient,
+      );
     } catch (e) {
       fail(e instanceof StatusError ? e : new StatusError(500, 'InternalError', String(e)));
     }
