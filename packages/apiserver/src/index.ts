@@ -106,3 +106,11 @@ export {
 
 /** Package version. @public */
 export const VERSION = '0.1.0';
+// TokenReview and SubjectAccessReview for the kubelet API's authentication and authorization.
+export {
+  AuthReviewError,
+  type SubjectAccessReviewApi,
+  subjectAccessReviewer,
+  type TokenReviewApi,
+  tokenReviewer,
+} from './auth-review.js';

@@ -92,6 +92,15 @@ export type {
   RuntimeClass,
   Scheduling,
 } from 'kubernetes-types/node/v1.js';
+// The kubelet API's authentication and authorization over TokenReview and SubjectAccessReview.
+export type {
+  ResourceAttributes,
+  ReviewSubjectAccess,
+  ReviewToken,
+  SubjectAccessReviewResult,
+  TokenReviewResult,
+  UserInfo,
+} from './auth-review.js';
 export { Backoff, type BackoffOptions, jitter } from './backoff.js';
 export { type Clock, RealClock, type Timer } from './clock.js';
 export { CodedError, NetworkNotReadyError } from './errors.js';

@@ -30,6 +30,12 @@ import { runningPodsToApi } from './running-pods.js';
 import { createCriServices, createPleg, RuntimeState } from './runtime-state.js';
 import { KubeletServer } from './server.js';
 import { createSummaryProvider } from './stats/index.js';
+import {
+  type KubeletAuthenticationOptions,
+  type KubeletAuthorizationOptions,
+  serverSecurity,
+} from './server-security.js';
+import type { KubeletTlsOptions } from './server-tls.js';
 import { SysctlAllowlist } from './sysctl.js';
 import { teeRecorder } from './tee-recorder.js';
 
@@ -75,6 +81,14 @@ export interface AgentOptions {
   readonly address?: string;
   /** HTTP endpoints' port; default 10250, 0 for any free one. */
   readonly port?: number;
+  // The kubelet API's transport and auth: HTTPS once any of these is set or the address is
+  // not loopback (upstream's flags of the same names).
+  /** TLS files, the client CA, the self-signed pair's directory, minimum version and ciphers. */
+  readonly serverTls?: KubeletTlsOptions;
+  readonly authentication?: KubeletAuthenticationOptions;
+  readonly authorization?: KubeletAuthorizationOptions;
+  /** Upstream --read-only-port: the unauthenticated read-only subset over HTTP; default 0 (off). */
+  readonly readOnlyPort?: number;
   /** Default `<rootDirectory>/logs/pods` (upstream /var/log/pods). */
   readonly podLogsDirectory?: string;
   /** Upstream --sync-frequency; default 60 s. */
@@ -425,9 +439,23 @@ export function createAgent(options: AgentOptions): Agent {
     logger: logger.child({ component: 'server-stats' }),
   };
 
+  const security = serverSecurity({
+    address: options.address ?? '127.0.0.1',
+    tls: { certDirectory: path.join(rootDirectory, 'pki'), ...options.serverTls },
+    authentication: options.authentication ?? {},
+    authorization: options.authorization ?? {},
+    kubeConfig: api.kubeConfig,
+    nodeName,
+    ips: nodeIPs,
+    clock,
+    logger: logger.child({ component: 'server-auth' }),
+  });
   const server = new KubeletServer({
     stats: statsHandlers,
     ...(options.address !== undefined ? { address: options.address } : {}),
+    ...(security.tls ? { tls: security.tls } : {}),
+    ...(security.auth ? { auth: security.auth } : {}),
+    ...(options.readOnlyPort ? { readOnlyPort: options.readOnlyPort } : {}),
     port: options.port ?? 10250,
     pods: () => k.podsWithStatus(),
     healthChecks: [
@@ -501,7 +529,13 @@ export function createAgent(options: AgentOptions): Agent {
       await runtimeState.start();
       const addr = await server.start();
       bound = { address: addr.address, port: addr.port };
-      logger.info({ address: addr.address, port: addr.port }, 'serving /healthz, /pods, /metrics');
+      logger.info(
+        { address: addr.address, port: addr.port, scheme: security.tls ? 'https' : 'http' },
+        'serving /healthz, /pods, /metrics',
+      );
+      const readOnly = server.readOnlyAddress();
+      if (readOnly)
+        logger.info({ address: readOnly.address, port: readOnly.port }, 'serving the read-only port');
       api.start();
       nodeStatus?.start();
       // Upstream checks the node's resolv.conf once, as its sync loop starts.

@@ -13,6 +13,9 @@ import { lineBatchingDestination } from './log-destination.js';
 import { type NodeTaint, parseNodeLabels, parseTaints } from './node-info.js';
 import { parseResourceListFlag } from './node-status.js';
 import { formatPodTable } from './pod-table.js';
+import type { KubeletAuthorizationMode } from './server-auth.js';
+import type { KubeletAuthenticationOptions, KubeletAuthorizationOptions } from './server-security.js';
+import type { KubeletTlsOptions } from './server-tls.js';
 
 function int(name: string) {
   return (value: string): number => {
@@ -101,6 +104,20 @@ interface RunFlags {
   logLevel: string;
   logFile?: string;
   table: boolean;
+  // The kubelet API's transport and auth.
+  tlsCertFile?: string;
+  tlsPrivateKeyFile?: string;
+  certDir?: string;
+  tlsMinVersion?: string;
+  tlsCipherSuites?: string[];
+  clientCaFile?: string;
+  anonymousAuth?: boolean;
+  authenticationTokenWebhook?: boolean;
+  authenticationTokenWebhookCacheTtl?: number;
+  authorizationMode?: string;
+  authorizationWebhookCacheAuthorizedTtl?: number;
+  authorizationWebhookCacheUnauthorizedTtl?: number;
+  readOnlyPort?: number;
 }
 
 /** `name=count,...` of --extended-resources: extended resource names with whole counts. */
@@ -131,6 +148,44 @@ function bool(name: string) {
   };
 }
 
+/** The TLS, authentication and authorization flags as AgentOptions (only those given). */
+function serverSecurityOptions(flags: RunFlags): Partial<AgentOptions> {
+  const defined = <T extends object>(o: { [K in keyof T]: T[K] | undefined }): T =>
+    Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+  const serverTls = defined<KubeletTlsOptions>({
+    certFile: flags.tlsCertFile,
+    privateKeyFile: flags.tlsPrivateKeyFile,
+    certDirectory: flags.certDir,
+    clientCAFile: flags.clientCaFile,
+    minVersion: flags.tlsMinVersion,
+    cipherSuites: flags.tlsCipherSuites
+      ?.flatMap((v) => v.split(','))
+      .map((v) => v.trim())
+      .filter(Boolean),
+  });
+  const authentication = defined<KubeletAuthenticationOptions>({
+    anonymous: flags.anonymousAuth,
+    webhook: flags.authenticationTokenWebhook,
+    webhookCacheTtlMs: flags.authenticationTokenWebhookCacheTtl,
+  });
+  const mode = flags.authorizationMode;
+  if (mode !== undefined && mode !== 'AlwaysAllow' && mode !== 'Webhook')
+    throw new InvalidArgumentError(
+      `--authorization-mode must be AlwaysAllow or Webhook, got ${JSON.stringify(mode)}`,
+    );
+  const authorization = defined<KubeletAuthorizationOptions>({
+    mode: mode as KubeletAuthorizationMode | undefined,
+    cacheAuthorizedTtlMs: flags.authorizationWebhookCacheAuthorizedTtl,
+    cacheUnauthorizedTtlMs: flags.authorizationWebhookCacheUnauthorizedTtl,
+  });
+  return {
+    ...(Object.keys(serverTls).length ? { serverTls } : {}),
+    ...(Object.keys(authentication).length ? { authentication } : {}),
+    ...(Object.keys(authorization).length ? { authorization } : {}),
+    ...(flags.readOnlyPort ? { readOnlyPort: flags.readOnlyPort } : {}),
+  };
+}
+
 /** A bad `run` flag: said on standard error, exit code 2 (as the kubelet's flag errors). */
 function runUsageError(message: string): void {
   process.stderr.write(`kubelet-kit run: ${message}\n`);
@@ -149,6 +204,9 @@ async function run(flags: RunFlags, command: Command): Promise<void> {
       return;
     }
     if (kubeletConfig.logLevel && !explicit('logLevel')) flags.logLevel = kubeletConfig.logLevel;
+    // The kubelet API's TLS and auth fields fill the flags not given.
+    for (const [flag, value] of Object.entries(kubeletConfig.server ?? {}))
+      if (!explicit(flag)) (flags as unknown as Record<string, unknown>)[flag] = value;
   }
   const interactive = Boolean(process.stdout.isTTY) && flags.table;
   const logFile = flags.logFile ?? (interactive ? path.join(flags.rootDir, 'kubelet-kit.log') : undefined);
@@ -259,6 +317,8 @@ async function run(flags: RunFlags, command: Command): Promise<void> {
       ...(flags.nodeLeaseDurationSeconds !== undefined
         ? { nodeLeaseDurationSeconds: flags.nodeLeaseDurationSeconds }
         : {}),
+      // The kubelet API's transport and auth.
+      ...serverSecurityOptions(flags),
     };
     if (kubeletConfig) {
       const applied = applyKubeletConfig(options, kubeletConfig, explicit);
@@ -443,6 +503,54 @@ program
     'write logs there (default: stdout, or <root-dir>/kubelet-kit.log on a terminal)',
   )
   .option('--no-table', 'on a terminal, print logs instead of the live pod table')
+  // The kubelet API's transport and auth: HTTPS once any of these is given or --address is not loopback.
+  .option(
+    '--tls-cert-file <path>',
+    'serving certificate of the HTTPS endpoints (default: self-signed in --cert-dir)',
+  )
+  .option('--tls-private-key-file <path>', 'key of --tls-cert-file')
+  .option(
+    '--cert-dir <path>',
+    'where the self-signed kubelet.crt and kubelet.key go (default <root-dir>/pki)',
+  )
+  .option('--tls-min-version <version>', 'VersionTLS12 or VersionTLS13')
+  .option('--tls-cipher-suites <suites...>', 'TLS 1.2 cipher suites (IANA names, comma-separated)')
+  .option(
+    '--client-ca-file <path>',
+    'client certificates signed by these CAs authenticate (CN user, O groups)',
+  )
+  .option(
+    '--anonymous-auth [bool]',
+    'let requests without credentials in as system:anonymous (default: true unless --client-ca-file or --authentication-token-webhook)',
+    bool('--anonymous-auth'),
+  )
+  .option(
+    '--authentication-token-webhook [bool]',
+    'authenticate bearer tokens through TokenReview (needs --kubeconfig)',
+    bool('--authentication-token-webhook'),
+  )
+  .option(
+    '--authentication-token-webhook-cache-ttl <duration>',
+    'how long TokenReview answers are kept (default 2m)',
+    duration,
+  )
+  .option('--authorization-mode <mode>', 'AlwaysAllow, or Webhook (SubjectAccessReview, needs --kubeconfig)')
+  .option(
+    '--authorization-webhook-cache-authorized-ttl <duration>',
+    'how long allowed SubjectAccessReview answers are kept (default 5m)',
+    duration,
+  )
+  .option(
+    '--authorization-webhook-cache-unauthorized-ttl <duration>',
+    'how long refused SubjectAccessReview answers are kept (default 30s)',
+    duration,
+  )
+  .option(
+    '--read-only-port <n>',
+    'HTTP port of the unauthenticated read-only endpoints (0: off)',
+    int('--read-only-port'),
+    0,
+  )
   .action((flags: RunFlags, command: Command) => run(flags, command));
 
 program

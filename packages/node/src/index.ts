@@ -22,6 +22,7 @@ export {
   type KubeletConfigAgentOptions,
   KubeletConfigApiVersion,
   KubeletConfigError,
+  type KubeletConfigServerFlags,
   loadKubeletConfig,
   optionFlags,
   type PendingKubeletConfigOptions,
@@ -52,4 +53,13 @@ export type {
   Summary,
   VolumeStats,
 } from './stats/summary-types.js';
+// The kubelet API's transport and auth.
+export {
+  type AuthDecision,
+  KubeletAuth,
+  type KubeletAuthOptions,
+  type KubeletAuthorizationMode,
+} from './server-auth.js';
+export type { KubeletAuthenticationOptions, KubeletAuthorizationOptions } from './server-security.js';
+export type { KubeletTlsOptions } from './server-tls.js';
 export { SysctlAllowlist } from './sysctl.js';

@@ -108,6 +108,29 @@ export const connectedPendingOptions: readonly (keyof PendingKubeletConfigOption
 ];
 
 /**
+ * The kubelet API's TLS and auth fields of the file, named by the `kubelet-kit run` flag
+ * (commander's attribute name) they stand for: a flag given on the command line wins. Only
+ * fields present in the file are set (upstream's v1beta1 defaults of Webhook authentication and
+ * authorization are not taken: a standalone agent has no API server to ask).
+ *
+ * @public
+ */
+export interface KubeletConfigServerFlags {
+  tlsCertFile?: string;
+  tlsPrivateKeyFile?: string;
+  tlsMinVersion?: string;
+  tlsCipherSuites?: string[];
+  clientCaFile?: string;
+  anonymousAuth?: boolean;
+  authenticationTokenWebhook?: boolean;
+  authenticationTokenWebhookCacheTtl?: number;
+  authorizationMode?: string;
+  authorizationWebhookCacheAuthorizedTtl?: number;
+  authorizationWebhookCacheUnauthorizedTtl?: number;
+  readOnlyPort?: number;
+}
+
+/**
  * A KubeletConfiguration file, read.
  *
  * @public
@@ -121,6 +144,8 @@ export interface KubeletConfig {
   readonly pending: PendingKubeletConfigOptions;
   /** The `--log-level` the file's `logging.verbosity` asks for, when set. */
   readonly logLevel?: 'info' | 'debug';
+  /** The kubelet API's TLS and auth fields present in the file. */
+  readonly server?: KubeletConfigServerFlags;
 }
 
 /**
@@ -243,13 +268,8 @@ const fields: Readonly<Record<string, Field>> = {
   enableServer: { kind: 'bool', pointer: true, def: true },
   httpCheckFrequency: { kind: 'duration', def: 20 * s },
   staticPodURLHeader: { kind: 'object', def: {} },
-  readOnlyPort: { kind: 'int', def: 0 },
   volumePluginDir: { kind: 'string', def: '/usr/libexec/kubernetes/kubelet-plugins/volume/exec/' },
   providerID: { kind: 'string', def: '' },
-  tlsCertFile: { kind: 'string', def: '' },
-  tlsPrivateKeyFile: { kind: 'string', def: '' },
-  tlsCipherSuites: { kind: 'strings', def: [] },
-  tlsMinVersion: { kind: 'string', def: '' },
   rotateCertificates: { kind: 'bool', def: false },
   serverTLSBootstrap: { kind: 'bool', def: false },
   registryPullQPS: { kind: 'int', pointer: true, def: 5 },
@@ -355,6 +375,12 @@ const nestedFields = new Set([
   'kind',
   'authentication',
   'authorization',
+  // The kubelet API's TLS (read by serverFields).
+  'readOnlyPort',
+  'tlsCertFile',
+  'tlsPrivateKeyFile',
+  'tlsCipherSuites',
+  'tlsMinVersion',
   'logging',
   'registerWithTaints',
   'imageServiceEndpoint',
@@ -387,6 +413,7 @@ function shown(value: unknown, kind: Kind): string {
 class Reader {
   readonly options: KubeletConfigAgentOptions = {};
   readonly pending: PendingKubeletConfigOptions = {};
+  readonly server: KubeletConfigServerFlags = {};
   logLevel: 'info' | 'debug' | undefined;
 
   constructor(
@@ -485,31 +512,69 @@ class Reader {
   }
 
   authentication(raw: unknown): void {
-    // The agent's endpoints are unauthenticated: a file that asks for authentication is refused.
     const auth = this.object('authentication', raw, ['x509', 'webhook', 'anonymous']);
     const x509 = this.object('authentication.x509', auth.x509, ['clientCAFile']);
-    const ca = this.typed('authentication.x509.clientCAFile', 'string', x509.clientCAFile);
-    if (ca) this.refuse('authentication.x509.clientCAFile', 'client certificates');
+    const ca = this.typed('authentication.x509.clientCAFile', 'string', x509.clientCAFile) as
+      | string
+      | undefined;
+    if (ca) this.server.clientCaFile = path.resolve(this.directory, ca);
     const webhook = this.object('authentication.webhook', auth.webhook, ['enabled', 'cacheTTL']);
-    if (this.typed('authentication.webhook.enabled', 'bool', webhook.enabled) === true)
-      this.refuse('authentication.webhook.enabled', 'webhook token authentication');
-    this.typed('authentication.webhook.cacheTTL', 'duration', webhook.cacheTTL);
+    const enabled = this.typed('authentication.webhook.enabled', 'bool', webhook.enabled) as
+      | boolean
+      | undefined;
+    if (enabled !== undefined) this.server.authenticationTokenWebhook = enabled;
+    const ttl = this.typed('authentication.webhook.cacheTTL', 'duration', webhook.cacheTTL) as
+      | number
+      | undefined;
+    if (ttl !== undefined) this.server.authenticationTokenWebhookCacheTtl = ttl;
     const anonymous = this.object('authentication.anonymous', auth.anonymous, ['enabled']);
-    if (this.typed('authentication.anonymous.enabled', 'bool', anonymous.enabled) === false)
-      this.refuse('authentication.anonymous.enabled', 'refusing anonymous requests');
+    const anon = this.typed('authentication.anonymous.enabled', 'bool', anonymous.enabled) as
+      | boolean
+      | undefined;
+    if (anon !== undefined) this.server.anonymousAuth = anon;
   }
 
   authorization(raw: unknown): void {
     const authz = this.object('authorization', raw, ['mode', 'webhook']);
-    const mode = this.typed('authorization.mode', 'string', authz.mode);
-    if (mode !== undefined && mode !== '' && mode !== 'AlwaysAllow')
-      this.refuse('authorization.mode', `authorization mode ${JSON.stringify(mode)} (only AlwaysAllow)`);
+    const mode = this.typed('authorization.mode', 'string', authz.mode) as string | undefined;
+    if (mode !== undefined && mode !== '') {
+      if (mode !== 'AlwaysAllow' && mode !== 'Webhook')
+        this.fail('authorization.mode', `must be AlwaysAllow or Webhook, got ${JSON.stringify(mode)}`);
+      this.server.authorizationMode = mode;
+    }
     const webhook = this.object('authorization.webhook', authz.webhook, [
       'cacheAuthorizedTTL',
       'cacheUnauthorizedTTL',
     ]);
-    this.typed('authorization.webhook.cacheAuthorizedTTL', 'duration', webhook.cacheAuthorizedTTL);
-    this.typed('authorization.webhook.cacheUnauthorizedTTL', 'duration', webhook.cacheUnauthorizedTTL);
+    const allowed = this.typed(
+      'authorization.webhook.cacheAuthorizedTTL',
+      'duration',
+      webhook.cacheAuthorizedTTL,
+    );
+    if (allowed !== undefined) this.server.authorizationWebhookCacheAuthorizedTtl = allowed as number;
+    const refused = this.typed(
+      'authorization.webhook.cacheUnauthorizedTTL',
+      'duration',
+      webhook.cacheUnauthorizedTTL,
+    );
+    if (refused !== undefined) this.server.authorizationWebhookCacheUnauthorizedTtl = refused as number;
+  }
+
+  /** tlsCertFile, tlsPrivateKeyFile (paths against the file), tlsMinVersion, tlsCipherSuites, readOnlyPort. */
+  serverFields(doc: Record<string, unknown>): void {
+    for (const key of ['tlsCertFile', 'tlsPrivateKeyFile'] as const) {
+      const v = this.typed(key, 'string', doc[key]) as string | undefined;
+      if (v) this.server[key] = path.resolve(this.directory, v);
+    }
+    const min = this.typed('tlsMinVersion', 'string', doc.tlsMinVersion) as string | undefined;
+    if (min) this.server.tlsMinVersion = min;
+    const suites = this.typed('tlsCipherSuites', 'strings', doc.tlsCipherSuites) as string[] | undefined;
+    if (suites?.length) this.server.tlsCipherSuites = suites;
+    const port = this.typed('readOnlyPort', 'int', doc.readOnlyPort) as number | undefined;
+    if (port !== undefined) {
+      if (port < 0 || port > 65535) this.fail('readOnlyPort', `${port} is out of range [0, 65535]`);
+      if (port > 0) this.server.readOnlyPort = port;
+    }
   }
 
   logging(raw: unknown): void {
@@ -624,6 +689,7 @@ export function parseKubeletConfig(text: string, file: string): KubeletConfig {
   }
   if ('authentication' in doc) reader.authentication(doc.authentication);
   if ('authorization' in doc) reader.authorization(doc.authorization);
+  reader.serverFields(doc);
   if ('logging' in doc) reader.logging(doc.logging);
   reader.registerWithTaints(doc.registerWithTaints);
 
@@ -647,6 +713,7 @@ export function parseKubeletConfig(text: string, file: string): KubeletConfig {
     options: reader.options,
     pending: reader.pending,
     ...(reader.logLevel ? { logLevel: reader.logLevel } : {}),
+    ...(Object.keys(reader.server).length ? { server: reader.server } : {}),
   };
 }
 

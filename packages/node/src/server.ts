@@ -1,8 +1,11 @@
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger, Pod } from '@kubelet-kit/core';
 import type { Registry } from 'prom-client';
 import { type StatsHandlers, serveStats } from './server-stats.js';
+import type { AuthDecision, KubeletAuth } from './server-auth.js';
+import type { ServingTls } from './server-tls.js';
 
 /** One health check; `check` returns an error message when unhealthy. */
 export interface HealthCheck {
@@ -23,6 +26,13 @@ export interface KubeletServerOptions {
   readonly logger: Logger;
   /** `/stats/summary`, `/metrics/resource`, `/metrics/probes`, `/runningpods/`, `/configz`; none when absent. */
   readonly stats?: StatsHandlers;
+  // Transport and authentication (upstream ListenAndServeKubeletServer, InstallAuthFilter).
+  /** Serve HTTPS with this key and certificate (and client CA); plain HTTP without. */
+  readonly tls?: ServingTls;
+  /** The filter in front of every request, upgrades included; none: everything is allowed. */
+  readonly auth?: KubeletAuth;
+  /** Upstream --read-only-port: the unauthenticated read-only subset over HTTP; 0 or unset: off. */
+  readonly readOnlyPort?: number;
 }
 
 /**
@@ -32,6 +42,7 @@ export interface KubeletServerOptions {
 export class KubeletServer {
   readonly #options: KubeletServerOptions;
   #server: http.Server | undefined;
+  #readOnlyServer: http.Server | undefined;
 
   constructor(options: KubeletServerOptions) {
     this.#options = options;
@@ -39,30 +50,95 @@ export class KubeletServer {
 
   /** Starts listening; resolves with the bound address. */
   async start(): Promise<AddressInfo> {
-    const server = http.createServer((req, res) => {
-      this.#handle(req, res).catch((err: unknown) => {
-        this.#options.logger.error({ err: String(err), url: req.url }, 'http handler failed');
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
-        res.end('internal error\n');
-      });
-    });
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+      this.#filtered(req, res).catch((err: unknown) => this.#failed(req, res, err));
+    };
+    const tls = this.#options.tls;
+    const server = tls
+      ? https.createServer(
+          {
+            key: tls.key,
+            cert: tls.cert,
+            // Client certificates are asked for, not required: the auth filter decides.
+            ...(tls.ca ? { ca: tls.ca, requestCert: true, rejectUnauthorized: false } : {}),
+            ...(tls.minVersion ? { minVersion: tls.minVersion } : {}),
+            ...(tls.ciphers ? { ciphers: tls.ciphers } : {}),
+          },
+          handler,
+        )
+      : http.createServer(handler);
     this.#server = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.#options.port, this.#options.address ?? '127.0.0.1', () => {
-        server.off('error', reject);
-        resolve();
+    const address = this.#options.address ?? '127.0.0.1';
+    await listen(server, this.#options.port, address);
+    const readOnlyPort = this.#options.readOnlyPort ?? 0;
+    if (readOnlyPort > 0) {
+      const readOnly = http.createServer((req, res) => {
+        this.#readOnly(req, res).catch((err: unknown) => this.#failed(req, res, err));
       });
-    });
+      this.#readOnlyServer = readOnly;
+      await listen(readOnly, readOnlyPort, address);
+    }
     return server.address() as AddressInfo;
   }
 
+  /** The read-only server's address, when `readOnlyPort` is set. */
+  readOnlyAddress(): AddressInfo | undefined {
+    return (this.#readOnlyServer?.address() as AddressInfo | null) ?? undefined;
+  }
+
+  /**
+   * The auth filter's decision for a request: what every handler, and every `upgrade`
+   * (exec, attach, port-forward), must ask before serving it.
+   */
+  async authorizeRequest(req: http.IncomingMessage): Promise<AuthDecision> {
+    const auth = this.#options.auth;
+    if (!auth)
+      return { allowed: true, user: { name: 'system:anonymous', groups: ['system:unauthenticated'] } };
+    return auth.authorizeRequest(req);
+  }
+
   async stop(): Promise<void> {
-    const server = this.#server;
+    for (const server of [this.#server, this.#readOnlyServer]) {
+      if (!server) continue;
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
     this.#server = undefined;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    this.#readOnlyServer = undefined;
+  }
+
+  #failed(req: http.IncomingMessage, res: http.ServerResponse, err: unknown): void {
+    this.#options.logger.error({ err: String(err), url: req.url }, 'http handler failed');
+    if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+    res.end('internal error\n');
+  }
+
+  /** Upstream's InstallAuthFilter: 401 without a user, 403 when not allowed, then the handlers. */
+  async #filtered(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const decision = await this.authorizeRequest(req);
+    if (!decision.allowed) {
+      res.writeHead(decision.status, {
+        'content-type': 'text/plain; charset=utf-8',
+        'x-content-type-options': 'nosniff',
+      });
+      res.end(decision.message);
+      return;
+    }
+    return this.#handle(req, res);
+  }
+
+  /** The read-only port's subset (upstream InstallDefaultHandlers without the debugging ones). */
+  async #readOnly(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const p = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const served = ['/healthz', '/pods', '/stats', '/metrics', '/spec'].some(
+      (base) => p === base || p.startsWith(`${base}/`),
+    );
+    if (!served) {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('404 page not found\n');
+      return;
+    }
+    return this.#handle(req, res);
   }
 
   async #handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -152,6 +228,16 @@ export class KubeletServer {
     }
     return true;
   }
+}
+
+function listen(server: http.Server, port: number, address: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, address, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
 }
 
 const healthzHeaders = { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' };

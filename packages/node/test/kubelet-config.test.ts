@@ -261,7 +261,6 @@ nodeLeaseDurationSeconds: 60
   });
 
   it.each([
-    ['readOnlyPort: 10255\n', 'readOnlyPort'],
     ['cgroupDriver: systemd\n', 'cgroupDriver'],
     ['rotateCertificates: true\n', 'rotateCertificates'],
     ['serializeImagePulls: false\n', 'serializeImagePulls'],
@@ -274,16 +273,45 @@ nodeLeaseDurationSeconds: 60
     ['enforceNodeAllocatable: []\n', 'enforceNodeAllocatable'],
     ['registryPullQPS: 0\n', 'registryPullQPS'],
     ['imageServiceEndpoint: unix:///run/other.sock\n', 'imageServiceEndpoint'],
-    ['tlsCertFile: /etc/kubelet.crt\n', 'tlsCertFile'],
-    ['authentication: { webhook: { enabled: true } }\n', 'authentication.webhook.enabled'],
-    ['authentication: { anonymous: { enabled: false } }\n', 'authentication.anonymous.enabled'],
-    ['authentication: { x509: { clientCAFile: /etc/ca.crt } }\n', 'authentication.x509.clientCAFile'],
-    ['authorization: { mode: Webhook }\n', 'authorization.mode'],
     ['logging: { vmodule: [{ filePattern: x, verbosity: 4 }] }\n', 'logging.vmodule'],
   ])('an unimplemented field set away from its default is refused: %s', (body, field) => {
     const err = errorOf(body);
     expect(err.field).toBe(field);
     expect(err.message).toContain('kubelet-kit does not implement');
+  });
+
+  it('maps the kubelet API TLS and auth fields to their flags, paths against the file', () => {
+    const c = parse(`
+readOnlyPort: 10255
+tlsCertFile: pki/kubelet.crt
+tlsPrivateKeyFile: /etc/pki/kubelet.key
+tlsMinVersion: VersionTLS13
+tlsCipherSuites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]
+authentication:
+  x509: { clientCAFile: ca.crt }
+  webhook: { enabled: true, cacheTTL: 1m }
+  anonymous: { enabled: false }
+authorization:
+  mode: Webhook
+  webhook: { cacheAuthorizedTTL: 10m, cacheUnauthorizedTTL: 5s }
+`);
+    expect(c.server).toEqual({
+      readOnlyPort: 10255,
+      tlsCertFile: '/etc/kubelet-kit/pki/kubelet.crt',
+      tlsPrivateKeyFile: '/etc/pki/kubelet.key',
+      tlsMinVersion: 'VersionTLS13',
+      tlsCipherSuites: ['TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256'],
+      clientCaFile: '/etc/kubelet-kit/ca.crt',
+      authenticationTokenWebhook: true,
+      authenticationTokenWebhookCacheTtl: 60_000,
+      anonymousAuth: false,
+      authorizationMode: 'Webhook',
+      authorizationWebhookCacheAuthorizedTtl: 600_000,
+      authorizationWebhookCacheUnauthorizedTtl: 5_000,
+    });
+    expect(parse('authentication: {}\n').server).toBeUndefined();
+    expect(errorOf('authorization: { mode: RBAC }\n').field).toBe('authorization.mode');
+    expect(errorOf('readOnlyPort: 70000\n').field).toBe('readOnlyPort');
   });
 
   it('accepts unimplemented fields at their defaults, and what the agent does', () => {

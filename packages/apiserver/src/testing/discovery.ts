@@ -1,7 +1,8 @@
 // Legacy (unaggregated) discovery documents, which every kubectl since 1.20 reads: /api,
 // /api/v1, /apis, /apis/<group>/<version>. kubectl asks for aggregated discovery first and
 // falls back to these when the answer is a plain APIVersions / APIGroupList.
-import { apiVersionOf, RESOURCES, type ResourceInfo, verbsOf } from './resources.js';
+import { RESOURCES, type ResourceInfo, verbsOf } from './resources.js';
+import { REVIEW_RESOURCES } from './reviews.js';
 
 /** The version the server reports at /version. @internal */
 export const SERVER_VERSION = {
@@ -16,7 +17,12 @@ export const SERVER_VERSION = {
   platform: 'linux/amd64',
 };
 
-const groups = () => [...new Set(RESOURCES.filter((r) => r.group !== '').map((r) => r.group))];
+const groups = () => [
+  ...new Set([
+    ...RESOURCES.filter((r) => r.group !== '').map((r) => r.group),
+    ...REVIEW_RESOURCES.map((r) => r.group),
+  ]),
+];
 
 /** @internal */
 export function apiVersions(serverAddress: string): unknown {
@@ -29,9 +35,9 @@ export function apiVersions(serverAddress: string): unknown {
 
 /** @internal */
 export function apiGroup(group: string): Record<string, unknown> | undefined {
-  const info = RESOURCES.find((r) => r.group === group);
+  const info = RESOURCES.find((r) => r.group === group) ?? REVIEW_RESOURCES.find((r) => r.group === group);
   if (!info) return undefined;
-  const v = { groupVersion: apiVersionOf(info), version: info.version };
+  const v = { groupVersion: `${info.group}/${info.version}`, version: info.version };
   return { kind: 'APIGroup', apiVersion: 'v1', name: group, versions: [v], preferredVersion: v };
 }
 
@@ -84,11 +90,19 @@ function entries(info: ResourceInfo): unknown[] {
 /** @internal */
 export function apiResourceList(group: string, version: string): unknown | undefined {
   const infos = RESOURCES.filter((r) => r.group === group && r.version === version);
-  if (infos.length === 0) return undefined;
+  // The create-only review resources (TokenReview, SubjectAccessReview).
+  const reviews = REVIEW_RESOURCES.filter((r) => r.group === group && r.version === version).map((r) => ({
+    name: r.name,
+    singularName: r.name.slice(0, -1),
+    namespaced: false,
+    kind: r.kind,
+    verbs: ['create'],
+  }));
+  if (infos.length === 0 && reviews.length === 0) return undefined;
   return {
     kind: 'APIResourceList',
     apiVersion: 'v1',
     groupVersion: group ? `${group}/${version}` : version,
-    resources: infos.flatMap(entries),
+    resources: [...infos.flatMap(entries), ...reviews],
   };
 }

@@ -6,6 +6,14 @@
  * @packageDocumentation
  */
 
+export type { KubeletClientCertificate } from './proxy.js';
+// TokenReview and SubjectAccessReview, decided by the test.
+export type {
+  FakeAccessReviewHook,
+  FakeAccessReviewRequest,
+  FakeReviewUser,
+  FakeTokenReviewHook,
+} from './reviews.js';
 export {
   FakeApiServer,
   type FakeApiServerOptions,

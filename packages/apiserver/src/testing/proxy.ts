@@ -79,11 +79,19 @@ export function proxyRequest(
   res: http.ServerResponse,
   target: KubeletTarget,
   scheme: 'http' | 'https',
+  client?: KubeletClientCertificate,
 ): void {
   const headers = { ...req.headers, host: `${target.host}:${target.port}` };
   delete headers.authorization;
   const opts = { host: target.host, port: target.port, path: target.path, method: req.method, headers };
-  const out = scheme === 'https' ? https.request({ ...opts, rejectUnauthorized: false }) : http.request(opts);
+  const out =
+    scheme === 'https'
+      ? https.request({
+          ...opts,
+          rejectUnauthorized: false,
+          ...(client ? { key: client.key, cert: client.cert } : {}),
+        })
+      : http.request(opts);
   out.on('response', (up) => {
     res.writeHead(up.statusCode ?? 502, up.headers);
     up.pipe(res);
@@ -104,6 +112,12 @@ export function proxyRequest(
   req.pipe(out);
 }
 
+/** The client certificate the API server shows the kubelet (upstream --kubelet-client-certificate). @public */
+export interface KubeletClientCertificate {
+  readonly key: string | Buffer;
+  readonly cert: string | Buffer;
+}
+
 /** Forwards an upgrade request: sends the rewritten request head, then pipes both sockets. @internal */
 export function proxyUpgrade(
   req: http.IncomingMessage,
@@ -111,6 +125,7 @@ export function proxyUpgrade(
   head: Buffer,
   target: KubeletTarget,
   scheme: 'http' | 'https',
+  client?: KubeletClientCertificate,
 ): void {
   const upstream =
     scheme === 'https'
@@ -118,6 +133,7 @@ export function proxyUpgrade(
           host: target.host,
           port: target.port,
           rejectUnauthorized: false,
+          ...(client ? { key: client.key, cert: client.cert } : {}),
           servername: net.isIP(target.host) ? undefined : target.host,
         })
       : net.connect({ host: target.host, port: target.port });

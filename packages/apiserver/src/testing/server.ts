@@ -26,8 +26,21 @@ import { apiGroup, apiGroupList, apiResourceList, apiVersions, SERVER_VERSION } 
 import { unknownFields } from './fields.js';
 import { openapiV2Json, openapiV2Protobuf, openapiV3Document, openapiV3Index } from './openapi.js';
 import { applyPatch, type Json, type JsonObject, patchTypeOf } from './patch.js';
-import { kubeletOf, kubeletPath, proxyRequest, proxyUpgrade } from './proxy.js';
+import {
+  type KubeletClientCertificate,
+  kubeletOf,
+  kubeletPath,
+  proxyRequest,
+  proxyUpgrade,
+} from './proxy.js';
 import { apiVersionOf, findResource, RESOURCES, type ResourceInfo, resourceOfKind } from './resources.js';
+import {
+  answerAccessReview,
+  answerTokenReview,
+  type FakeAccessReviewHook,
+  type FakeTokenReviewHook,
+  ReviewInvalid,
+} from './reviews.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import {
   alreadyExists,
@@ -138,6 +151,15 @@ export interface FakeApiServerOptions {
   readonly admission?: boolean;
   /** Create the namespaces, Service and ConfigMaps a real control plane has. Default true. */
   readonly bootstrap?: boolean;
+  /**
+   * The client certificate shown to kubelets on log/exec/attach/portforward over https
+   * (upstream --kubelet-client-certificate/--kubelet-client-key). Default: none.
+   */
+  readonly kubeletClientCertificate?: KubeletClientCertificate;
+  /** Decides TokenReviews; default: every token is invalid. Also {@link FakeApiServer.onTokenReview}. */
+  readonly tokenReview?: FakeTokenReviewHook;
+  /** Decides SubjectAccessReviews; default: all allowed. Also {@link FakeApiServer.onAccessReview}. */
+  readonly accessReview?: FakeAccessReviewHook;
 }
 
 /** Options of a delete through {@link FakeApiServer.delete} or DELETE. @public */
@@ -192,6 +214,11 @@ export class FakeApiServer {
   private readonly fieldSelectorsIgnored = new Set<string>();
   private readonly log: FakeRequestRecord[] = [];
   private readonly issued: FakeIssuedToken[] = [];
+  private tokenReviewHook: FakeTokenReviewHook | undefined;
+  private readonly kubeletClient: KubeletClientCertificate | undefined;
+  private accessReviewHook: FakeAccessReviewHook | undefined;
+  private readonly reviews: { readonly kind: string; readonly spec: unknown; readonly status: unknown }[] =
+    [];
   private nextClusterIP = 10;
   private refusing503 = false;
   private refuseTimer: Timer | undefined;
@@ -204,6 +231,9 @@ export class FakeApiServer {
     this.validateWrites = options.validate ?? true;
     this.kubeletScheme = options.kubeletScheme ?? 'https';
     this.admission = options.admission ?? false;
+    this.tokenReviewHook = options.tokenReview;
+    this.kubeletClient = options.kubeletClientCertificate;
+    this.accessReviewHook = options.accessReview;
     this.store = new ObjectStore(options.historySize ?? 1000);
     this.tls = options.tls === 'self-signed' ? selfSigned(this.host) : options.tls;
     if (options.bootstrap ?? true) {
@@ -335,6 +365,25 @@ export class FakeApiServer {
 
   clearRequests(): void {
     this.log.length = 0;
+  }
+
+  /** Decides the TokenReviews from now on (undefined: every token invalid). */
+  onTokenReview(hook: FakeTokenReviewHook | undefined): void {
+    this.tokenReviewHook = hook;
+  }
+
+  /** Decides the SubjectAccessReviews from now on (undefined: all allowed). */
+  onAccessReview(hook: FakeAccessReviewHook | undefined): void {
+    this.accessReviewHook = hook;
+  }
+
+  /** The TokenReviews and SubjectAccessReviews answered, oldest first. */
+  get answeredReviews(): readonly {
+    readonly kind: string;
+    readonly spec: unknown;
+    readonly status: unknown;
+  }[] {
+    return this.reviews;
   }
 
   /** The TokenRequests answered. */
@@ -821,6 +870,30 @@ export class FakeApiServer {
       const list = apiResourceList(group, version);
       return list ? send(200, list) : send(404, pathNotFound().toStatus());
     }
+    const review =
+      group === 'authentication.k8s.io' && version === 'v1' && rest.length === 1 && rest[0] === 'tokenreviews'
+        ? 'token'
+        : group === 'authorization.k8s.io' &&
+            version === 'v1' &&
+            rest.length === 1 &&
+            rest[0] === 'subjectaccessreviews'
+          ? 'access'
+          : undefined;
+    if (review) {
+      if (method !== 'POST') throw methodNotAllowed();
+      let answer: Obj;
+      try {
+        answer =
+          review === 'token'
+            ? answerTokenReview(body, this.tokenReviewHook)
+            : answerAccessReview(body, this.accessReviewHook);
+      } catch (err) {
+        if (err instanceof ReviewInvalid) throw badRequest(err.message);
+        throw err;
+      }
+      this.reviews.push({ kind: answer.kind, spec: answer.spec, status: answer.status });
+      return send(201, answer);
+    }
     let namespace: string | undefined;
     if (rest[0] === 'namespaces' && rest.length >= 3) {
       namespace = rest[1];
@@ -846,7 +919,7 @@ export class FakeApiServer {
 
     if (info.plural === 'pods' && route.sub && ['log', 'exec', 'attach', 'portforward'].includes(route.sub)) {
       const target = this.kubeletTarget(route, q);
-      proxyRequest(req, res, target, this.kubeletScheme);
+      proxyRequest(req, res, target, this.kubeletScheme, this.kubeletClient);
       res.on('finish', () => {
         record.status = res.statusCode;
       });
@@ -968,7 +1041,14 @@ export class FakeApiServer {
         name: decodeURIComponent(m[2] as string),
         sub: m[3],
       };
-      proxyUpgrade(req, socket, head, this.kubeletTarget(route, url.searchParams), this.kubeletScheme);
+      proxyUpgrade(
+        req,
+        socket,
+        head,
+        this.kubeletTarget(route, url.searchParams),
+        this.kubeletScheme,
+        this.kubeletClient,
+      );
     } catch (e) {
       fail(e instanceof StatusError ? e : new StatusError(500, 'InternalError', String(e)));
     }
