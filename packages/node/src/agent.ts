@@ -29,13 +29,13 @@ import { createPodSources, podConfigView as podConfigViewOf, sourceErrorLog } fr
 import { runningPodsToApi } from './running-pods.js';
 import { createCriServices, createPleg, RuntimeState } from './runtime-state.js';
 import { KubeletServer } from './server.js';
-import { createSummaryProvider } from './stats/index.js';
 import {
   type KubeletAuthenticationOptions,
   type KubeletAuthorizationOptions,
   serverSecurity,
 } from './server-security.js';
 import type { KubeletTlsOptions } from './server-tls.js';
+import { createSummaryProvider } from './stats/index.js';
 import { SysctlAllowlist } from './sysctl.js';
 import { teeRecorder } from './tee-recorder.js';
 

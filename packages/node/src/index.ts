@@ -36,6 +36,15 @@ export {
   type PodFeatureSupport,
 } from './pod-feature-admission.js';
 export { formatPodTable } from './pod-table.js';
+// The kubelet API's transport and auth.
+export {
+  type AuthDecision,
+  KubeletAuth,
+  type KubeletAuthOptions,
+  type KubeletAuthorizationMode,
+} from './server-auth.js';
+export type { KubeletAuthenticationOptions, KubeletAuthorizationOptions } from './server-security.js';
+export type { KubeletTlsOptions } from './server-tls.js';
 // The summary API's JSON (`GET /stats/summary`), upstream's stats v1alpha1.
 export type {
   ContainerStats,
@@ -53,13 +62,4 @@ export type {
   Summary,
   VolumeStats,
 } from './stats/summary-types.js';
-// The kubelet API's transport and auth.
-export {
-  type AuthDecision,
-  KubeletAuth,
-  type KubeletAuthOptions,
-  type KubeletAuthorizationMode,
-} from './server-auth.js';
-export type { KubeletAuthenticationOptions, KubeletAuthorizationOptions } from './server-security.js';
-export type { KubeletTlsOptions } from './server-tls.js';
 export { SysctlAllowlist } from './sysctl.js';

@@ -3,8 +3,8 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger, Pod } from '@kubelet-kit/core';
 import type { Registry } from 'prom-client';
-import { type StatsHandlers, serveStats } from './server-stats.js';
 import type { AuthDecision, KubeletAuth } from './server-auth.js';
+import { type StatsHandlers, serveStats } from './server-stats.js';
 import type { ServingTls } from './server-tls.js';
 
 /** One health check; `check` returns an error message when unhealthy. */
