@@ -55,6 +55,12 @@ export interface ImageGCManagerOptions extends ImageGCRuntime {
   readonly imageFsStats?: (signal?: AbortSignal) => Promise<ImageFsStats>;
   /** How often {@link ImageGCManager.start} collects, ms; default {@link ImageGCPeriodMs}. */
   readonly periodMs?: number;
+  /**
+   * References (tag, digest or ID) of images kept as if pinned: the runtime's sandbox image on
+   * runtimes that do not pin it (containerd before 1.7), as older kubelets kept
+   * `--pod-infra-container-image`. Asked once per collection; a failure keeps nothing extra.
+   */
+  readonly exemptImages?: (signal?: AbortSignal) => Promise<readonly string[]>;
 }
 
 /** What the manager knows of an image (upstream `imageRecord`). */
@@ -198,6 +204,7 @@ export class ImageGCManager {
       if (c.imageRef) refsInUse.add(c.imageRef);
       if (c.image?.image) refsInUse.add(c.image.image);
     }
+    const exempt = new Set(await this.#o.exemptImages?.(signal).catch(() => []));
     const now = this.#o.clock.now();
     const inUse = new Set<string>();
     const current = new Set<string>();
@@ -217,7 +224,11 @@ export class ImageGCManager {
         record.lastUsed = now;
       }
       record.size = Number(image.size);
-      record.pinned = image.pinned;
+      record.pinned =
+        image.pinned ||
+        exempt.has(image.id) ||
+        image.repoTags.some((t) => exempt.has(t)) ||
+        image.repoDigests.some((d) => exempt.has(d));
     }
     for (const id of [...this.#records.keys()]) if (!current.has(id)) this.#records.delete(id);
     return inUse;

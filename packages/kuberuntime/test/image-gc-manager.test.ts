@@ -341,3 +341,27 @@ describe('over the in-memory CRI', () => {
     }
   });
 });
+
+describe('exemptImages', () => {
+  it('keeps the images it names (by tag or ID) as pinned', async () => {
+    const clock = new FakeClock();
+    const runtime = new FakeRuntime();
+    runtime.images = [
+      { ...makeImage(0, 10), repoTags: ['localhost/pause:1'] } as Image,
+      makeImage(1, 10),
+      makeImage(2, 10),
+    ];
+    const manager = new ImageGCManager({
+      runtimeService: runtime.runtimeService,
+      imageService: runtime.imageService,
+      policy: { minAgeMs: 0 },
+      clock,
+      logger: noopLogger,
+      recorder: new InMemoryEventRecorder(),
+      nodeName: 'n',
+      exemptImages: async () => ['localhost/pause:1', imageName(2)],
+    });
+    await manager.deleteUnusedImages();
+    expect(runtime.removed).toEqual([imageName(1)]);
+  });
+});

@@ -112,11 +112,35 @@ export function imageGCPolicy(o: ImageAgentOptions): ImageGCPolicy {
   };
 }
 
+/**
+ * The runtime's sandbox image, from CRI Status verbose info (containerd: `config.sandboxImage`);
+ * empty when the runtime does not say. Remembered once known.
+ */
+export function runtimeSandboxImage(
+  runtimeService: Pick<RuntimeServiceClient, 'status'>,
+): (signal?: AbortSignal) => Promise<readonly string[]> {
+  let known: readonly string[] | undefined;
+  return async (signal) => {
+    if (known) return known;
+    const res = await runtimeService.status({ verbose: true }, { signal });
+    let image: unknown;
+    try {
+      image = (JSON.parse(res.info.config ?? '{}') as { sandboxImage?: unknown }).sandboxImage;
+    } catch {
+      return [];
+    }
+    if (typeof image !== 'string' || image === '') return [];
+    // Both the name as configured and containerd's normalized form of a Docker Hub name.
+    known = [image, ...(image.includes('/') ? [] : [`docker.io/library/${image}`])];
+    return known;
+  };
+}
+
 /** The agent's image GC manager over its CRI clients. */
 export function createImageGC(
   o: ImageAgentOptions,
   deps: {
-    readonly runtimeService: Pick<RuntimeServiceClient, 'listContainers'>;
+    readonly runtimeService: Pick<RuntimeServiceClient, 'listContainers' | 'status'>;
     readonly imageService: Pick<ImageServiceClient, 'listImages' | 'removeImage' | 'imageFsInfo'>;
     readonly clock: Clock;
     readonly logger: Logger;
@@ -127,6 +151,7 @@ export function createImageGC(
   return new ImageGCManager({
     ...deps,
     policy: imageGCPolicy(o),
+    exemptImages: runtimeSandboxImage(deps.runtimeService),
     ...(o.imageGCPeriodMs !== undefined ? { periodMs: o.imageGCPeriodMs } : {}),
   });
 }
