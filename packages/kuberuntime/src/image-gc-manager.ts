@@ -63,8 +63,8 @@ export interface ImageGCManagerOptions extends ImageGCRuntime {
   readonly exemptImages?: (signal?: AbortSignal) => Promise<readonly string[]>;
 }
 
-/** What the manager knows of an image (upstream `imageRecord`). */
-interface ImageRecord {
+/** What the manager knows of an image (upstream `imageRecord`). @public */
+export interface ImageRecord {
   /** When the image was first seen, ms. */
   firstDetected: number;
   /** When a container last used it, ms (0: never seen in use). */
@@ -186,7 +186,7 @@ export class ImageGCManager {
     await this.#running;
   }
 
-  /** Images known, by ID (for tests and status). @internal */
+  /** Images known, by ID. */
   records(): ReadonlyMap<string, Readonly<ImageRecord>> {
     return this.#records;
   }

@@ -35,6 +35,7 @@ export {
   ImageGCPeriodMs,
   type ImageGCPolicy,
   type ImageGCRuntime,
+  type ImageRecord,
   validateImageGCPolicy,
 } from './image-gc-manager.js';
 export type { ImageService } from './images.js';
