@@ -155,9 +155,19 @@ export interface ImageManagerOptions {
   readonly clock: Clock;
   readonly recorder: EventRecorder;
   readonly logger: Logger;
-  /** Pulls at once; 1 (the default) pulls serially, as upstream's `serializeImagePulls`. */
+  /**
+   * Pulls at once; 1 (the default) pulls serially, as upstream's `serializeImagePulls`; Infinity
+   * does not limit (serializeImagePulls false without maxParallelImagePulls).
+   */
   readonly maxParallelImagePulls?: number;
   readonly backOff?: Backoff;
+  /**
+   * Pulls started per second, as upstream's `registryPullQPS` (token bucket through the clock);
+   * 0 or unset does not limit. A pull over the limit fails with `pull QPS exceeded`.
+   */
+  readonly registryPullQPS?: number;
+  /** Pulls allowed in a burst with {@link ImageManagerOptions.registryPullQPS} (upstream `registryBurst`). */
+  readonly registryBurst?: number;
   /**
    * How long an image found present is taken as present without asking the runtime again, ms;
    * default {@link DefaultPresentImageTtlMs}, 0 asks every time (upstream asks on every start).
@@ -202,6 +212,8 @@ export class ImageManager {
   readonly #present = new Map<string, { readonly image: EnsuredImage; readonly until: number }>();
   /** The pull backoff, keyed `<podUID>_<image>`. */
   readonly backOff: Backoff;
+  /** Upstream's `throttleImagePulling`; undefined without a QPS. */
+  readonly #pullLimiter: TokenBucket | undefined;
 
   constructor(options: ImageManagerOptions) {
     this.#svc = options.imageService;
@@ -210,6 +222,9 @@ export class ImageManager {
     this.#logger = options.logger;
     this.#queue = new PQueue({ concurrency: Math.max(1, options.maxParallelImagePulls ?? 1) });
     this.#presentTtlMs = Math.max(0, options.presentImageTtlMs ?? DefaultPresentImageTtlMs);
+    const qps = options.registryPullQPS ?? 0;
+    this.#pullLimiter =
+      qps > 0 ? new TokenBucket(options.clock, qps, Math.max(1, options.registryBurst ?? 10)) : undefined;
     this.backOff =
       options.backOff ??
       new Backoff({ clock: options.clock, initialMs: imageBackOffInitialMs, maxMs: imageBackOffMaxMs });
@@ -330,6 +345,8 @@ export class ImageManager {
   }
 
   async #pull(image: string, o: EnsureImageOptions): Promise<EnsuredImage> {
+    // One token per pull (all credentials tried count as one), as upstream's throttled service.
+    if (this.#pullLimiter && !this.#pullLimiter.tryAccept()) throw new Error('pull QPS exceeded');
     const auths = pullSecretsToAuth(image, o.pullSecrets);
     const attempts: (PartialMessage<AuthConfig> | undefined)[] = auths.length > 0 ? auths : [undefined];
     let lastErr: unknown;
@@ -354,5 +371,35 @@ export class ImageManager {
       }
     }
     throw lastErr;
+  }
+}
+
+/**
+ * A token bucket (client-go's `NewTokenBucketRateLimiter`, non-blocking use): `burst` tokens,
+ * refilled at `qps` a second through the injected clock; it starts full.
+ */
+export class TokenBucket {
+  readonly #clock: Clock;
+  readonly #qps: number;
+  readonly #burst: number;
+  #tokens: number;
+  #last: number;
+
+  constructor(clock: Clock, qps: number, burst: number) {
+    this.#clock = clock;
+    this.#qps = qps;
+    this.#burst = burst;
+    this.#tokens = burst;
+    this.#last = clock.now();
+  }
+
+  /** Takes a token when one is there. */
+  tryAccept(): boolean {
+    const now = this.#clock.now();
+    this.#tokens = Math.min(this.#burst, this.#tokens + (Math.max(0, now - this.#last) * this.#qps) / 1000);
+    this.#last = now;
+    if (this.#tokens < 1) return false;
+    this.#tokens -= 1;
+    return true;
   }
 }

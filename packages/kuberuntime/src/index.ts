@@ -27,6 +27,17 @@ export { KubeRuntimeError, type KubeRuntimeErrorCode } from './errors.js';
 export type { HostsMountOptions } from './etc-hosts.js';
 export type { GCPodStateProvider } from './gc.js';
 export { hashContainer, shouldContainerBeRestarted } from './helpers.js';
+export {
+  DefaultImageGCPolicy,
+  type ImageFsStats,
+  ImageGCManager,
+  type ImageGCManagerOptions,
+  ImageGCPeriodMs,
+  type ImageGCPolicy,
+  type ImageGCRuntime,
+  type ImageRecord,
+  validateImageGCPolicy,
+} from './image-gc-manager.js';
 export type { ImageService } from './images.js';
 export {
   type ContainerType,

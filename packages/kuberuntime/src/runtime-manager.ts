@@ -194,8 +194,12 @@ export interface KubeGenericRuntimeManagerOptions {
   readonly memoryCapacity?: number;
   readonly cpuCFSQuota?: boolean;
   readonly cpuCFSQuotaPeriod?: number;
-  /** Parallel image pulls; 1 (default) pulls serially. */
+  /** Parallel image pulls; 1 (default) pulls serially, Infinity does not limit. */
   readonly maxParallelImagePulls?: number;
+  /** See `ImageManagerOptions.registryPullQPS` (0 or unset: no limit). */
+  readonly registryPullQPS?: number;
+  /** See `ImageManagerOptions.registryBurst` (default 10). */
+  readonly registryBurst?: number;
   /** See `ImageManagerOptions.presentImageTtlMs` (default 1 s; 0 asks the runtime on every start). */
   readonly presentImageTtlMs?: number;
   /** The image pull backoff (default 10 s → 300 s). */
@@ -305,6 +309,8 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
         ? { maxParallelImagePulls: options.maxParallelImagePulls }
         : {}),
       ...(options.imageBackOff ? { backOff: options.imageBackOff } : {}),
+      ...(options.registryPullQPS !== undefined ? { registryPullQPS: options.registryPullQPS } : {}),
+      ...(options.registryBurst !== undefined ? { registryBurst: options.registryBurst } : {}),
       ...(options.presentImageTtlMs !== undefined ? { presentImageTtlMs: options.presentImageTtlMs } : {}),
     });
     const hooks = new HandlerRunner({

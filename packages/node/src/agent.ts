@@ -10,7 +10,7 @@ import {
   type Pod,
   RealClock,
 } from '@kubelet-kit/core';
-import { KubeGenericRuntimeManager } from '@kubelet-kit/kuberuntime';
+import { type ImageGCManager, KubeGenericRuntimeManager } from '@kubelet-kit/kuberuntime';
 import { PodConfig, type PodSource } from '@kubelet-kit/pod-config';
 import { BasicPodManager } from '@kubelet-kit/pod-manager';
 import { DefaultProbeManager, DefaultResultsManager } from '@kubelet-kit/prober';
@@ -19,6 +19,7 @@ import { BasicVolumeManager, SafeSubpather, SystemMounter } from '@kubelet-kit/v
 import { createApiClients } from './api-clients.js';
 import { kubeletConfigz } from './configz.js';
 import type { ProbeManagerView } from './deps.js';
+import { checkImageOptions, createImageGC, imagePullSettings } from './image-gc.js';
 import { Kubelet } from './kubelet.js';
 import { loggingRecorder } from './logging-recorder.js';
 import { KubeletMetrics } from './metrics.js';
@@ -163,6 +164,25 @@ export interface AgentOptions {
   readonly eventBurst?: number;
   /** Upstream --node-lease-duration-seconds: the node Lease's duration; default 40, renewed every quarter. */
   readonly nodeLeaseDurationSeconds?: number;
+  // Images (upstream's image manager and image GC).
+  /** Upstream --image-gc-high-threshold: image filesystem usage, percent, that starts GC; default 85. */
+  readonly imageGCHighThresholdPercent?: number;
+  /** Upstream --image-gc-low-threshold: usage, percent, GC frees down to; default 80. */
+  readonly imageGCLowThresholdPercent?: number;
+  /** Upstream --image-minimum-gc-age: an image younger than this is never collected; default 2 min. */
+  readonly imageMinimumGCAgeMs?: number;
+  /** Upstream --image-maximum-gc-age: unused images older than this are collected; default 0 (off). */
+  readonly imageMaximumGCAgeMs?: number;
+  /** How often images are collected, ms; default 5 min (upstream's fixed ImageGCPeriod; for tests). */
+  readonly imageGCPeriodMs?: number;
+  /** Upstream --serialize-image-pulls: one pull at a time; default true. */
+  readonly serializeImagePulls?: boolean;
+  /** Upstream --max-parallel-image-pulls (only with serializeImagePulls false); default no bound. */
+  readonly maxParallelImagePulls?: number;
+  /** Upstream --registry-qps: pulls started per second, 0 unlimited; default 5. */
+  readonly registryPullQPS?: number;
+  /** Upstream --registry-burst: pulls allowed at once above that; default 10. */
+  readonly registryBurst?: number;
   /**
    * Called with each rejected manifest (pod-config's `PodValidationError`: file or URL, object
    * and field paths) and each source error, besides the log line and {@link Agent.sourceErrors}.
@@ -189,6 +209,8 @@ export interface Agent {
   readonly address: { readonly address: string; readonly port: number } | undefined;
   /** Rejections of manifests and other source errors, newest last (bounded). */
   readonly sourceErrors: readonly string[];
+  /** Image garbage collection; `deleteUnusedImages` is for node-level reclaim (eviction). */
+  readonly imageGCManager: ImageGCManager;
   start(): Promise<void>;
   /** Stops the agent; the containers keep running, and a new agent adopts them. */
   stop(): Promise<void>;
@@ -322,9 +344,11 @@ export function createAgent(options: AgentOptions): Agent {
     eventRecorder: recorder,
   });
 
+  checkImageOptions(options);
   const runtime = new KubeGenericRuntimeManager({
     runtimeService: cri.runtimeService,
     imageService: cri.imageService,
+    ...imagePullSettings(options),
     clock,
     logger: logger.child({ component: 'kuberuntime' }),
     recorder,
@@ -410,6 +434,14 @@ export function createAgent(options: AgentOptions): Agent {
       : {}),
   });
   const k = kubelet;
+  const imageGCManager = createImageGC(options, {
+    runtimeService: cri.runtimeService,
+    imageService: cri.imageService,
+    clock,
+    logger: logger.child({ component: 'image-gc' }),
+    recorder,
+    nodeName,
+  });
 
   // The summary API and its siblings (/stats/summary, /metrics/resource, /metrics/probes,
   // /runningpods/, /configz).
@@ -520,6 +552,7 @@ export function createAgent(options: AgentOptions): Agent {
       return bound;
     },
     sourceErrors,
+    imageGCManager,
     async start() {
       const version = await runtime.version();
       logger.info(
@@ -541,12 +574,15 @@ export function createAgent(options: AgentOptions): Agent {
       // Upstream checks the node's resolv.conf once, as its sync loop starts.
       runtime.checkLimitsForResolvConf();
       await k.start();
+      // Upstream's StartGarbageCollection: image GC at once, then every ImageGCPeriod.
+      imageGCManager.start();
       // The heartbeat starts once the agent runs.
       api.nodeLease?.start();
     },
     async stop() {
       await api.nodeLease?.stop();
       runtimeState.stop();
+      await imageGCManager.stop();
       await nodeStatus?.stop();
       await k.stop();
       await api.eventRecorder?.stop();

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { Logger, Pod } from '@kubelet-kit/core';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { pino } from 'pino';
 import { type AgentOptions, createAgent } from './agent.js';
 import { applyKubeletConfig, type KubeletConfig, loadKubeletConfig } from './kubelet-config.js';
@@ -95,6 +95,16 @@ interface RunFlags {
   eventQps?: number;
   eventBurst?: number;
   nodeLeaseDurationSeconds?: number;
+  // Images.
+  imageGcHighThreshold?: number;
+  imageGcLowThreshold?: number;
+  imageMinimumGcAge?: number;
+  imageMaximumGcAge?: number;
+  imageGcPeriod?: number;
+  serializeImagePulls?: boolean;
+  maxParallelImagePulls?: number;
+  registryQps?: number;
+  registryBurst?: number;
   // Node registration and status.
   registerNode: boolean;
   nodeStatusUpdateFrequency?: number;
@@ -319,6 +329,22 @@ async function run(flags: RunFlags, command: Command): Promise<void> {
         : {}),
       // The kubelet API's transport and auth.
       ...serverSecurityOptions(flags),
+      // Images.
+      ...(flags.imageGcHighThreshold !== undefined
+        ? { imageGCHighThresholdPercent: flags.imageGcHighThreshold }
+        : {}),
+      ...(flags.imageGcLowThreshold !== undefined
+        ? { imageGCLowThresholdPercent: flags.imageGcLowThreshold }
+        : {}),
+      ...(flags.imageMinimumGcAge !== undefined ? { imageMinimumGCAgeMs: flags.imageMinimumGcAge } : {}),
+      ...(flags.imageMaximumGcAge !== undefined ? { imageMaximumGCAgeMs: flags.imageMaximumGcAge } : {}),
+      ...(flags.imageGcPeriod !== undefined ? { imageGCPeriodMs: flags.imageGcPeriod } : {}),
+      ...(flags.serializeImagePulls !== undefined ? { serializeImagePulls: flags.serializeImagePulls } : {}),
+      ...(flags.maxParallelImagePulls !== undefined
+        ? { maxParallelImagePulls: flags.maxParallelImagePulls }
+        : {}),
+      ...(flags.registryQps !== undefined ? { registryPullQPS: flags.registryQps } : {}),
+      ...(flags.registryBurst !== undefined ? { registryBurst: flags.registryBurst } : {}),
     };
     if (kubeletConfig) {
       const applied = applyKubeletConfig(options, kubeletConfig, explicit);
@@ -478,6 +504,53 @@ program
       if (n === 0) throw new InvalidArgumentError('--node-lease-duration-seconds must be greater than 0');
       return n;
     },
+  )
+  // Images (upstream's flags and defaults).
+  .option(
+    '--image-gc-high-threshold <percent>',
+    'image filesystem usage at which image GC starts (default 85)',
+    int('--image-gc-high-threshold'),
+  )
+  .option(
+    '--image-gc-low-threshold <percent>',
+    'image filesystem usage image GC frees down to (default 80)',
+    int('--image-gc-low-threshold'),
+  )
+  .option(
+    '--image-minimum-gc-age <duration>',
+    'an image younger than this is never collected (default 2m)',
+    duration,
+  )
+  .option(
+    '--image-maximum-gc-age <duration>',
+    'unused images older than this are collected whatever the usage (default 0: off)',
+    duration,
+  )
+  // Not an upstream flag: upstream collects every 5 minutes; tests shorten it.
+  .addOption(
+    new Option('--image-gc-period <duration>', 'how often images are collected')
+      .argParser(duration)
+      .hideHelp(),
+  )
+  .option(
+    '--serialize-image-pulls [bool]',
+    'pull one image at a time (default true)',
+    bool('--serialize-image-pulls'),
+  )
+  .option(
+    '--max-parallel-image-pulls <n>',
+    'most image pulls at once, with --serialize-image-pulls=false (default no bound)',
+    int('--max-parallel-image-pulls'),
+  )
+  .option(
+    '--registry-qps <n>',
+    'image pulls started per second, 0 for no limit (default 5)',
+    int('--registry-qps'),
+  )
+  .option(
+    '--registry-burst <n>',
+    'image pulls allowed at once above --registry-qps (default 10)',
+    int('--registry-burst'),
   )
   .option(
     '--register-node [bool]',

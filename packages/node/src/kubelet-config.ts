@@ -62,7 +62,16 @@ export type KubeletConfigAgentOptions = {
     | 'resolvConf'
     | 'allowedUnsafeSysctls'
     | 'podLogsDirectory'
-    | 'registerWithTaints']?: AgentOptions[K];
+    | 'registerWithTaints'
+    // Images.
+    | 'imageGCHighThresholdPercent'
+    | 'imageGCLowThresholdPercent'
+    | 'imageMinimumGCAgeMs'
+    | 'imageMaximumGCAgeMs'
+    | 'serializeImagePulls'
+    | 'maxParallelImagePulls'
+    | 'registryPullQPS'
+    | 'registryBurst']?: AgentOptions[K];
 };
 
 /**
@@ -171,6 +180,15 @@ export const optionFlags: Readonly<
   allowedUnsafeSysctls: 'allowedUnsafeSysctls',
   podLogsDirectory: 'podLogsDir',
   registerWithTaints: 'registerWithTaints',
+  // Images.
+  imageGCHighThresholdPercent: 'imageGcHighThreshold',
+  imageGCLowThresholdPercent: 'imageGcLowThreshold',
+  imageMinimumGCAgeMs: 'imageMinimumGcAge',
+  imageMaximumGCAgeMs: 'imageMaximumGcAge',
+  serializeImagePulls: 'serializeImagePulls',
+  maxParallelImagePulls: 'maxParallelImagePulls',
+  registryPullQPS: 'registryQps',
+  registryBurst: 'registryBurst',
   registerNode: 'registerNode',
   nodeStatusUpdateFrequencyMs: 'nodeStatusUpdateFrequency',
   nodeStatusReportFrequencyMs: 'nodeStatusReportFrequency',
@@ -272,8 +290,8 @@ const fields: Readonly<Record<string, Field>> = {
   providerID: { kind: 'string', def: '' },
   rotateCertificates: { kind: 'bool', def: false },
   serverTLSBootstrap: { kind: 'bool', def: false },
-  registryPullQPS: { kind: 'int', pointer: true, def: 5 },
-  registryBurst: { kind: 'int', def: 10 },
+  registryPullQPS: { kind: 'int', pointer: true, def: 5, to: 'registryPullQPS' },
+  registryBurst: { kind: 'int', def: 10, to: 'registryBurst' },
   imagePullCredentialsVerificationPolicy: { kind: 'string', def: '' },
   preloadedImagesVerificationAllowlist: { kind: 'strings', def: [] },
   enableDebuggingHandlers: { kind: 'bool', pointer: true, def: true },
@@ -282,10 +300,10 @@ const fields: Readonly<Record<string, Field>> = {
   healthzBindAddress: { kind: 'string', def: '127.0.0.1' },
   oomScoreAdj: { kind: 'int', pointer: true, def: -999 },
   streamingConnectionIdleTimeout: { kind: 'duration', def: 4 * 60 * min },
-  imageMinimumGCAge: { kind: 'duration', def: 2 * min },
-  imageMaximumGCAge: { kind: 'duration', def: 0 },
-  imageGCHighThresholdPercent: { kind: 'int', pointer: true, def: 85 },
-  imageGCLowThresholdPercent: { kind: 'int', pointer: true, def: 80 },
+  imageMinimumGCAge: { kind: 'duration', def: 2 * min, to: 'imageMinimumGCAgeMs' },
+  imageMaximumGCAge: { kind: 'duration', def: 0, to: 'imageMaximumGCAgeMs' },
+  imageGCHighThresholdPercent: { kind: 'int', pointer: true, def: 85, to: 'imageGCHighThresholdPercent' },
+  imageGCLowThresholdPercent: { kind: 'int', pointer: true, def: 80, to: 'imageGCLowThresholdPercent' },
   volumeStatsAggPeriod: { kind: 'duration', def: 1 * min },
   kubeletCgroups: { kind: 'string', def: '' },
   systemCgroups: { kind: 'string', def: '' },
@@ -319,9 +337,9 @@ const fields: Readonly<Record<string, Field>> = {
   },
   kubeAPIQPS: { kind: 'int', pointer: true, def: 50 },
   kubeAPIBurst: { kind: 'int', def: 100 },
-  // Image pulls are serial, as upstream's default.
-  serializeImagePulls: { kind: 'bool', pointer: true, def: true },
-  maxParallelImagePulls: { kind: 'int', pointer: true, alsoAccepted: [1] },
+  // Image pulls (validated together with the GC fields when the agent is made).
+  serializeImagePulls: { kind: 'bool', pointer: true, def: true, to: 'serializeImagePulls' },
+  maxParallelImagePulls: { kind: 'int', pointer: true, to: 'maxParallelImagePulls' },
   evictionHard: { kind: 'stringMap', def: defaultEvictionHard },
   evictionSoft: { kind: 'stringMap', def: {} },
   evictionSoftGracePeriod: { kind: 'stringMap', def: {} },

@@ -263,15 +263,12 @@ nodeLeaseDurationSeconds: 60
   it.each([
     ['cgroupDriver: systemd\n', 'cgroupDriver'],
     ['rotateCertificates: true\n', 'rotateCertificates'],
-    ['serializeImagePulls: false\n', 'serializeImagePulls'],
-    ['maxParallelImagePulls: 5\n', 'maxParallelImagePulls'],
     ['podPidsLimit: 1024\n', 'podPidsLimit'],
     ['runtimeRequestTimeout: 10m\n', 'runtimeRequestTimeout'],
     ['httpCheckFrequency: 5s\n', 'httpCheckFrequency'],
     ['featureGates: { KubeletCrashLoopBackOffMax: true }\n', 'featureGates'],
     ['evictionHard: { memory.available: 500Mi }\n', 'evictionHard'],
     ['enforceNodeAllocatable: []\n', 'enforceNodeAllocatable'],
-    ['registryPullQPS: 0\n', 'registryPullQPS'],
     ['imageServiceEndpoint: unix:///run/other.sock\n', 'imageServiceEndpoint'],
     ['logging: { vmodule: [{ filePattern: x, verbosity: 4 }] }\n', 'logging.vmodule'],
   ])('an unimplemented field set away from its default is refused: %s', (body, field) => {
@@ -457,6 +454,30 @@ registerNode: false
     const { options, unapplied } = applyKubeletConfig(fromFlags, config, explicit);
     expect(options).toMatchObject({ eventQPS: 7, eventBurst: 11, nodeLeaseDurationSeconds: 30 });
     expect(unapplied).toEqual([]);
+  });
+
+  it('applies the image fields (GC thresholds and ages, pulls), explicit zeros of pointer fields kept', () => {
+    const config = parse(`
+imageGCHighThresholdPercent: 60
+imageGCLowThresholdPercent: 0
+imageMinimumGCAge: 5m
+imageMaximumGCAge: 1h
+serializeImagePulls: false
+maxParallelImagePulls: 5
+registryPullQPS: 0
+registryBurst: 3
+`);
+    const { fromFlags, explicit } = flagsOf(['--pod-manifest-path', '/m']);
+    expect(applyKubeletConfig(fromFlags, config, explicit).options).toMatchObject({
+      imageGCHighThresholdPercent: 60,
+      imageGCLowThresholdPercent: 0,
+      imageMinimumGCAgeMs: 300_000,
+      imageMaximumGCAgeMs: 3_600_000,
+      serializeImagePulls: false,
+      maxParallelImagePulls: 5,
+      registryPullQPS: 0,
+      registryBurst: 3,
+    });
   });
 
   it('leaves the flags alone for what the file does not set', () => {

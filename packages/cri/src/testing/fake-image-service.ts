@@ -40,8 +40,10 @@ export class FakeImageService {
   readonly #images = new Map<string, Image>();
   readonly #registry = new Set<string>();
   pullUnknownImages: 'NotFound' | 'Unknown' | 'succeed';
+  readonly #imageFsMountpoint: string;
 
   constructor(options: {
+    imageFsMountpoint?: string;
     images?: readonly (string | FakeImage)[];
     registry?: readonly string[];
     pullUnknownImages?: 'NotFound' | 'Unknown' | 'succeed';
@@ -49,6 +51,7 @@ export class FakeImageService {
     for (const image of options.images ?? []) this.add(image);
     for (const ref of options.registry ?? []) this.#registry.add(normalizeImageRef(ref));
     this.pullUnknownImages = options.pullUnknownImages ?? 'NotFound';
+    this.#imageFsMountpoint = options.imageFsMountpoint ?? '/var/lib/kubelet-kit-fake/images';
   }
 
   /**
@@ -142,7 +145,7 @@ export class FakeImageService {
           imageFilesystems: [
             {
               timestamp: now() * 1e6,
-              fsId: { mountpoint: '/var/lib/kubelet-kit-fake/images' },
+              fsId: { mountpoint: this.#imageFsMountpoint },
               usedBytes: { value: images.reduce((sum, i) => sum + i.size, 0) },
               inodesUsed: { value: images.length },
             },

@@ -47,6 +47,11 @@ export interface InMemoryCriServerOptions {
   /** Images a PullImage can fetch (besides those already present). */
   registry?: readonly string[];
   /**
+   * The image filesystem's mount point ImageFsInfo reports (default
+   * `/var/lib/kubelet-kit-fake/images`); an existing directory lets a kubelet statfs it.
+   */
+  imageFsMountpoint?: string;
+  /**
    * PullImage of an image in neither list: fail with NotFound (default, "not found" from a
    * registry), fail with Unknown (what containerd here says when no registry is reachable), or
    * succeed (the image appears).
@@ -131,6 +136,7 @@ export class InMemoryCriServer {
       images: options.images ?? [],
       registry: options.registry ?? [],
       pullUnknownImages: options.pullUnknownImages ?? 'NotFound',
+      ...(options.imageFsMountpoint !== undefined ? { imageFsMountpoint: options.imageFsMountpoint } : {}),
     });
     const runtime = new FakeRuntimeService({
       now,
