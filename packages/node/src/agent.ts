@@ -27,6 +27,7 @@ import { appArmorHostError, type PodFeatureSupport } from './pod-feature-admissi
 import { createPodSources, podConfigView as podConfigViewOf, sourceErrorLog } from './pod-sources.js';
 import { createCriServices, createPleg, RuntimeState } from './runtime-state.js';
 import { KubeletServer } from './server.js';
+import { StreamingServer } from './server-streaming.js';
 import { SysctlAllowlist } from './sysctl.js';
 import { teeRecorder } from './tee-recorder.js';
 
@@ -410,6 +411,13 @@ export function createAgent(options: AgentOptions): Agent {
     ],
     registry: metrics.registry,
     logger: logger.child({ component: 'server' }),
+    // exec, attach, port-forward and run, through the runtime's streaming server.
+    streaming: new StreamingServer({
+      pods: () => k.podsWithStatus(),
+      runtimePods: () => runtime.getPods(false),
+      runtimeService: cri.runtimeService,
+      logger: logger.child({ component: 'streaming' }),
+    }),
   });
 
   let bound: { address: string; port: number } | undefined;

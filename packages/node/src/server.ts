@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger, Pod } from '@kubelet-kit/core';
 import type { Registry } from 'prom-client';
+import type { StreamingServer } from './server-streaming.js';
 
 /** One health check; `check` returns an error message when unhealthy. */
 export interface HealthCheck {
@@ -20,6 +21,8 @@ export interface KubeletServerOptions {
   readonly healthChecks: readonly HealthCheck[];
   readonly registry: Registry;
   readonly logger: Logger;
+  /** `/exec`, `/attach`, `/portForward`, `/run`; absent → 404. */
+  readonly streaming?: StreamingServer;
 }
 
 /**
@@ -44,6 +47,11 @@ export class KubeletServer {
       });
     });
     this.#server = server;
+    // Streaming: upgraded exec/attach/portForward connections go to the streaming proxy.
+    server.on('upgrade', (req: http.IncomingMessage, socket: import('node:stream').Duplex, head: Buffer) => {
+      if (this.#options.streaming) void this.#options.streaming.handleUpgrade(req, socket, head);
+      else socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+    });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.#options.port, this.#options.address ?? '127.0.0.1', () => {
@@ -58,12 +66,15 @@ export class KubeletServer {
     const server = this.#server;
     this.#server = undefined;
     if (!server) return;
+    this.#options.streaming?.closeAll();
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
   async #handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
+    // Streaming (/exec, /attach, /portForward, /run; GET and POST).
+    if (this.#options.streaming && (await this.#options.streaming.handleRequest(req, res))) return;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { 'content-type': 'text/plain', allow: 'GET, HEAD' });
       res.end('method not allowed\n');
