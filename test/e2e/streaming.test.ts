@@ -181,6 +181,50 @@ describe('kubectl exec and port-forward through the agent', () => {
     }
   }, 60_000);
 
+  it('`kubectl debug -i --target=main` attaches to an ephemeral container sharing its PIDs', async () => {
+    const child = spawn(
+      kubectlPath,
+      [
+        '--kubeconfig',
+        kubeconfig,
+        'debug',
+        '-i',
+        podName,
+        `--image=${busybox}`,
+        '--image-pull-policy=IfNotPresent',
+        '--target=main',
+        '--container=debugger',
+        '--',
+        'sh',
+      ],
+      { stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    try {
+      // Attached once kubectl says so; stdin stays open while the shell answers (containerd
+      // ends an attach when the client's stdin closes).
+      await waitFor('the attach', async () =>
+        out.includes("If you don't see a command prompt") ? true : undefined,
+      );
+      // httpd runs in the target container: the debugger sees it only through the shared PIDs.
+      child.stdin.write('echo marker-$((40+2)); ps -o comm | grep -c httpd\n');
+      await waitFor('the marker', async () => (/marker-42\n1\n/.test(out) ? true : undefined), 30_000);
+      child.stdin.end('exit 0\n');
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    const pod = api.get<Pod & KubeObject>('Pod', 'default', podName);
+    expect(pod?.status?.ephemeralContainerStatuses?.map((s) => s.name)).toEqual(['debugger']);
+  }, 90_000);
+
   it('/run answers ExecSync output directly', async () => {
     const url = `${agent!.baseUrl}/run/default/${podName}/main`;
     const res = await fetch(`${url}?cmd=${encodeURIComponent('echo run-ok')}`, { method: 'POST' });
