@@ -219,7 +219,7 @@ export async function startContainer(ctx: ContainerContext, a: StartContainerArg
     const target = (container as { targetContainerName?: string }).targetContainerName;
     if (spec.type === 'ephemeral' && target) {
       const t = findContainerStatusByName(a.podStatus, target);
-      if (!t || t.state !== 'running') throw new Error(`unable to find target container ${target}`);
+      if (t?.state !== 'running') throw new Error(`unable to find target container ${target}`);
       const ns = config.linux?.securityContext?.namespaceOptions;
       if (ns && (ns.pid === undefined || ns.pid === NamespaceMode.CONTAINER)) {
         ns.pid = NamespaceMode.TARGET;
