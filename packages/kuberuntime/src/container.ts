@@ -23,6 +23,7 @@ import {
   ContainerState,
   type ContainerStatus as CriContainerStatus,
   CriError,
+  NamespaceMode,
   type PartialMessage,
   type PodSandboxConfig,
   type RuntimeServiceClient,
@@ -213,6 +214,18 @@ export async function startContainer(ctx: ContainerContext, a: StartContainerArg
       },
     });
     config = generated.config;
+    // An ephemeral container with targetContainerName joins that container's PID namespace
+    // (upstream getTargetID and the NamespaceMode_TARGET override).
+    const target = (container as { targetContainerName?: string }).targetContainerName;
+    if (spec.type === 'ephemeral' && target) {
+      const t = findContainerStatusByName(a.podStatus, target);
+      if (t?.state !== 'running') throw new Error(`unable to find target container ${target}`);
+      const ns = config.linux?.securityContext?.namespaceOptions;
+      if (ns && (ns.pid === undefined || ns.pid === NamespaceMode.CONTAINER)) {
+        ns.pid = NamespaceMode.TARGET;
+        ns.targetId = t.id.id;
+      }
+    }
   } catch (err) {
     const message = errorMessage(err);
     ctx.recorder.event(ref, 'Warning', 'Failed', `Error: ${message}`);

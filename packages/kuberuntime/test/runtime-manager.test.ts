@@ -295,6 +295,47 @@ describe('ephemeral containers', () => {
   });
 });
 
+describe('ephemeral containers with targetContainerName', () => {
+  type Ns = { pid: number; targetId: string };
+  const nsOf = () =>
+    h.server
+      .calls<{ config: { linux: { securityContext: { namespaceOptions: Ns } } } }>('CreateContainer')
+      .at(-1)!.request.config.linux.securityContext.namespaceOptions;
+
+  it("joins the running target's PID namespace (NamespaceMode TARGET)", async () => {
+    const pod = makePod({ containers: [{ name: 'app', image: 'busybox:v2' }] });
+    await h.sync(pod);
+    const app = (await h.status(pod)).containerStatuses.find((c) => c.name === 'app')!;
+    const debug = {
+      ...pod,
+      spec: {
+        ...pod.spec!,
+        ephemeralContainers: [{ name: 'debugger', image: 'busybox:v2', targetContainerName: 'app' }],
+      },
+    };
+    const r = await h.sync(debug);
+    expect(r.syncResults.map((x) => [x.target, x.error])).toEqual([['debugger', undefined]]);
+    // CRI NamespaceMode: POD 0, CONTAINER 1, NODE 2, TARGET 3.
+    expect(nsOf()).toMatchObject({ pid: 3, targetId: app.id.id });
+  });
+
+  it('fails with CreateContainerConfigError when the target is not running', async () => {
+    const pod = makePod({ containers: [{ name: 'app', image: 'busybox:v2' }] });
+    await h.sync(pod);
+    const debug = {
+      ...pod,
+      spec: {
+        ...pod.spec!,
+        ephemeralContainers: [{ name: 'debugger', image: 'busybox:v2', targetContainerName: 'nope' }],
+      },
+    };
+    const r = await h.sync(debug);
+    expect(r.syncResults.map((x) => [x.target, x.error, x.message])).toEqual([
+      ['debugger', 'CreateContainerConfigError', 'unable to find target container nope'],
+    ]);
+  });
+});
+
 describe('syncPod failures', () => {
   it('a failed step keeps the other steps and their results', async () => {
     const pod = makePod({

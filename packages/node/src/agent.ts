@@ -35,6 +35,7 @@ import {
   type KubeletAuthorizationOptions,
   serverSecurity,
 } from './server-security.js';
+import { StreamingServer } from './server-streaming.js';
 import type { KubeletTlsOptions } from './server-tls.js';
 import { createSummaryProvider } from './stats/index.js';
 import { SysctlAllowlist } from './sysctl.js';
@@ -502,6 +503,13 @@ export function createAgent(options: AgentOptions): Agent {
     ],
     registry: metrics.registry,
     logger: logger.child({ component: 'server' }),
+    // exec, attach, port-forward and run, through the runtime's streaming server.
+    streaming: new StreamingServer({
+      pods: () => k.podsWithStatus(),
+      runtimePods: () => runtime.getPods(false),
+      runtimeService: cri.runtimeService,
+      logger: logger.child({ component: 'streaming' }),
+    }),
   });
 
   let bound: { address: string; port: number } | undefined;

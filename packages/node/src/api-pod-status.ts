@@ -1,5 +1,5 @@
 import { isIPv4, isIPv6 } from 'node:net';
-import type { Pod, PodIP, PodStatus, RuntimePodStatus } from '@kubelet-kit/core';
+import type { Container, Pod, PodIP, PodStatus, RuntimePodStatus } from '@kubelet-kit/core';
 import { getPodQOS } from '@kubelet-kit/kuberuntime';
 import {
   generatePodConditions,
@@ -91,6 +91,19 @@ export function generateAPIPodStatus(options: GenerateAPIPodStatusOptions): PodS
       previousStatuses: oldStatus.initContainerStatuses,
       containers: initContainers,
       hasInitContainers: true,
+      isInitContainer: true,
+      reasonCache,
+    });
+  }
+  // Ephemeral containers: converted like init containers, as upstream does.
+  const ephemeral = spec?.ephemeralContainers ?? [];
+  if (ephemeral.length > 0) {
+    status.ephemeralContainerStatuses = convertToAPIContainerStatuses({
+      pod,
+      podStatus,
+      previousStatuses: oldStatus.ephemeralContainerStatuses,
+      containers: ephemeral as Container[],
+      hasInitContainers: initContainers.length > 0,
       isInitContainer: true,
       reasonCache,
     });

@@ -5,6 +5,7 @@ import type { Logger, Pod } from '@kubelet-kit/core';
 import type { Registry } from 'prom-client';
 import type { AuthDecision, KubeletAuth } from './server-auth.js';
 import { type StatsHandlers, serveStats } from './server-stats.js';
+import type { StreamingServer } from './server-streaming.js';
 import type { ServingTls } from './server-tls.js';
 
 /** One health check; `check` returns an error message when unhealthy. */
@@ -33,6 +34,8 @@ export interface KubeletServerOptions {
   readonly auth?: KubeletAuth;
   /** Upstream --read-only-port: the unauthenticated read-only subset over HTTP; 0 or unset: off. */
   readonly readOnlyPort?: number;
+  /** `/exec`, `/attach`, `/portForward`, `/run`; absent → 404. */
+  readonly streaming?: StreamingServer;
 }
 
 /**
@@ -68,6 +71,13 @@ export class KubeletServer {
         )
       : http.createServer(handler);
     this.#server = server;
+    // Streaming: upgraded exec/attach/portForward connections, behind the same auth filter.
+    server.on('upgrade', (req: http.IncomingMessage, socket: import('node:stream').Duplex, head: Buffer) => {
+      void this.#upgrade(req, socket, head).catch((err: unknown) => {
+        this.#options.logger.error({ err: String(err), url: req.url }, 'upgrade handler failed');
+        socket.destroy();
+      });
+    });
     const address = this.#options.address ?? '127.0.0.1';
     await listen(server, this.#options.port, address);
     const readOnlyPort = this.#options.readOnlyPort ?? 0;
@@ -98,6 +108,7 @@ export class KubeletServer {
   }
 
   async stop(): Promise<void> {
+    this.#options.streaming?.closeAll();
     for (const server of [this.#server, this.#readOnlyServer]) {
       if (!server) continue;
       server.closeAllConnections();
@@ -127,6 +138,26 @@ export class KubeletServer {
     return this.#handle(req, res);
   }
 
+  /** An upgraded request (exec, attach, port-forward): the auth filter first, as for any other. */
+  async #upgrade(
+    req: http.IncomingMessage,
+    socket: import('node:stream').Duplex,
+    head: Buffer,
+  ): Promise<void> {
+    const decision = await this.authorizeRequest(req);
+    if (!decision.allowed) {
+      const body = Buffer.from(decision.message);
+      socket.end(
+        `HTTP/1.1 ${decision.status} ${http.STATUS_CODES[decision.status] ?? ''}\r\n` +
+          'Content-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\n' +
+          `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.toString()}`,
+      );
+      return;
+    }
+    if (this.#options.streaming) await this.#options.streaming.handleUpgrade(req, socket, head);
+    else socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+  }
+
   /** The read-only port's subset (upstream InstallDefaultHandlers without the debugging ones). */
   async #readOnly(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const p = new URL(req.url ?? '/', 'http://localhost').pathname;
@@ -144,6 +175,8 @@ export class KubeletServer {
   async #handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (this.#options.stats && (await serveStats(this.#options.stats, req, url, res))) return;
+    // Streaming (/exec, /attach, /portForward, /run; GET and POST).
+    if (this.#options.streaming && (await this.#options.streaming.handleRequest(req, res))) return;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { 'content-type': 'text/plain', allow: 'GET, HEAD' });
       res.end('method not allowed\n');

@@ -195,4 +195,37 @@ describe('generateAPIPodStatus: containers and phase', () => {
     expect(s.containerStatuses?.[0]?.state).toEqual({ waiting: { reason: 'PodInitializing' } });
     expect(s.phase).toBe('Pending');
   });
+
+  it('reports ephemeral containers in ephemeralContainerStatuses, not in containerStatuses', () => {
+    const pod = podOf({
+      ephemeralContainers: [
+        { name: 'debugger', image: 'busybox', targetContainerName: 'containerA' },
+        { name: 'later', image: 'busybox' },
+      ],
+    });
+    const debuggerStatus = {
+      id: { type: 'containerd', id: 'c-debug' },
+      name: 'debugger',
+      state: 'running' as const,
+      createdAt: 1000,
+      startedAt: 2000,
+      finishedAt: 0,
+      exitCode: 0,
+      image: 'busybox',
+      imageId: 'sha256:1',
+      hash: '1',
+      restartCount: 0,
+      reason: '',
+      message: '',
+    };
+    const s = generate(pod, runtimeStatus({ containerStatuses: [debuggerStatus] }));
+    expect(
+      s.ephemeralContainerStatuses?.map((c) => [c.name, c.containerID, Object.keys(c.state ?? {})]),
+    ).toEqual([
+      ['debugger', 'containerd://c-debug', ['running']],
+      ['later', undefined, ['waiting']],
+    ]);
+    expect(s.containerStatuses?.map((c) => c.name)).toEqual(['containerA', 'containerB']);
+    expect(generate(podOf(), runtimeStatus()).ephemeralContainerStatuses).toBeUndefined();
+  });
 });

@@ -111,6 +111,7 @@ export const RESOURCES: readonly ResourceInfo[] = [
     ],
     subresources: [
       { name: 'attach', kind: 'PodAttachOptions', verbs: ['create', 'get'] },
+      { name: 'ephemeralcontainers', kind: 'Pod', verbs: ['get', 'patch', 'update'] },
       { name: 'exec', kind: 'PodExecOptions', verbs: ['create', 'get'] },
       { name: 'log', kind: 'Pod', verbs: ['get'] },
       { name: 'portforward', kind: 'PodPortForwardOptions', verbs: ['create', 'get'] },

@@ -641,7 +641,7 @@ export class FakeApiServer {
     info: ResourceInfo,
     cur: JsonObject,
     next: JsonObject,
-    part: 'main' | 'status' | 'all',
+    part: 'main' | 'status' | 'all' | 'ephemeralcontainers',
   ): JsonObject {
     const curMeta = cur.metadata as Obj;
     next.metadata ??= {};
@@ -670,6 +670,8 @@ export class FakeApiServer {
     let out: JsonObject;
     if (part === 'status' && info.statusSubresource) {
       out = { ...structuredClone(cur), status: (next.status ?? {}) as Json };
+    } else if (part === 'ephemeralcontainers') {
+      out = this.ephemeralContainersUpdate(info, cur, next);
     } else {
       out = next;
       if (part === 'main' && info.statusSubresource) {
@@ -701,6 +703,57 @@ export class FakeApiServer {
       return this.store.remove(info, info.namespaced ? outMeta.namespace : undefined, name) ?? out;
     }
     return this.store.put(info, out);
+  }
+
+  /**
+   * pods/ephemeralcontainers (upstream's ephemeralContainersStrategy): only
+   * spec.ephemeralContainers changes, and only by adding; an existing one may not be changed or
+   * removed.
+   */
+  private ephemeralContainersUpdate(info: ResourceInfo, cur: JsonObject, next: JsonObject): JsonObject {
+    const name = String((cur.metadata as Obj).name);
+    const before: Obj[] = (cur as Obj).spec?.ephemeralContainers ?? [];
+    const after: Obj[] = (next as Obj).spec?.ephemeralContainers ?? [];
+    const field = 'spec.ephemeralContainers';
+    for (const old of before) {
+      const now = after.find((c) => c.name === old.name);
+      if (!now || JSON.stringify(now) !== JSON.stringify(old)) {
+        throw invalid(info, name, [
+          {
+            reason: 'FieldValueForbidden',
+            field,
+            message: `Forbidden: existing ephemeral containers ${JSON.stringify(old.name)} may not be changed`,
+          },
+        ]);
+      }
+    }
+    const names = new Set<string>([
+      ...(((cur as Obj).spec?.containers ?? []) as Obj[]).map((c) => String(c.name)),
+      ...(((cur as Obj).spec?.initContainers ?? []) as Obj[]).map((c) => String(c.name)),
+    ]);
+    for (const c of after) {
+      if (typeof c.name !== 'string' || c.name === '' || typeof c.image !== 'string' || c.image === '') {
+        throw invalid(info, name, [
+          { reason: 'FieldValueRequired', field: `${field}.name`, message: 'Required value: name and image' },
+        ]);
+      }
+      if (names.has(c.name)) {
+        throw invalid(info, name, [
+          {
+            reason: 'FieldValueDuplicate',
+            field: `${field}.name`,
+            message: `Duplicate value: ${JSON.stringify(c.name)}`,
+          },
+        ]);
+      }
+      names.add(c.name);
+      c.terminationMessagePath ??= '/dev/termination-log';
+      c.terminationMessagePolicy ??= 'File';
+      c.imagePullPolicy ??= /:latest$|^[^:]*$/.test(c.image) ? 'Always' : 'IfNotPresent';
+    }
+    const out = structuredClone(cur);
+    (out as Obj).spec.ephemeralContainers = after;
+    return out;
   }
 
   private isGracefulPod(info: ResourceInfo, obj: JsonObject): boolean {
@@ -1312,7 +1365,7 @@ export class FakeApiServer {
     }
     await this.checked(info, obj, q, res);
     if (q.get('dryRun') === 'All') return obj;
-    return this.commitUpdate(info, cur, obj, route.sub === 'status' ? 'status' : 'main');
+    return this.commitUpdate(info, cur, obj, subresourcePart(route.sub));
   }
 
   private async httpPatch(
@@ -1347,7 +1400,7 @@ export class FakeApiServer {
     if (q.get('dryRun') === 'All') return { code: 200, obj: patched };
     return {
       code: 200,
-      obj: this.commitUpdate(info, cur, patched, route.sub === 'status' ? 'status' : 'main'),
+      obj: this.commitUpdate(info, cur, patched, subresourcePart(route.sub)),
     };
   }
 
@@ -1499,4 +1552,9 @@ function isObject(v: unknown): v is JsonObject {
 function stripTypeMeta(o: JsonObject): JsonObject {
   const { apiVersion: _a, kind: _k, ...rest } = o;
   return rest;
+}
+
+/** What part of an object an update of a subresource writes. */
+function subresourcePart(sub: string | undefined): 'main' | 'status' | 'ephemeralcontainers' {
+  return sub === 'status' ? 'status' : sub === 'ephemeralcontainers' ? 'ephemeralcontainers' : 'main';
 }

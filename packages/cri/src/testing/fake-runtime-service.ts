@@ -240,6 +240,23 @@ function stateName(state: ContainerState): string {
 }
 
 /**
+ * One CRI Exec, Attach or PortForward call the fake answered: the token ends the URL it gave.
+ * @public
+ */
+export interface StreamingCall {
+  readonly method: 'Exec' | 'Attach' | 'PortForward';
+  readonly token: string;
+  /** The container (Exec, Attach) or sandbox (PortForward) ID, resolved from a prefix. */
+  readonly id: string;
+  readonly cmd: readonly string[];
+  readonly tty: boolean;
+  readonly stdin: boolean;
+  readonly stdout: boolean;
+  readonly stderr: boolean;
+  readonly ports: readonly number[];
+}
+
+/**
  * Sandboxes and containers in memory with containerd's (1.6) observable semantics: name
  * reservation, state checks, idempotent stop/remove, and the errors kubelet code reacts to.
  */
@@ -251,6 +268,10 @@ export class FakeRuntimeService {
   readonly #containersBySandbox = new IdIndex();
   readonly #names = new Map<string, string>();
   readonly #exec: ExecRegistration[] = [];
+  /** Base of the URLs Exec/Attach/PortForward answer (a test's fake streaming server). */
+  streamingUrl = 'http://127.0.0.1:10010';
+  readonly streamingCalls: StreamingCall[] = [];
+  #nextToken = 1;
   readonly #subscribers = new Set<(event: ContainerEventResponse) => void>();
   readonly #opts: FakeRuntimeOptions;
   readonly #sandboxUsage = new Map<string, FakePodSandboxUsage>();
@@ -420,6 +441,38 @@ export class FakeRuntimeService {
     this.#containersBySandbox.delete(c.podSandboxId, c.id);
     this.#names.delete(c.name);
     this.#emit(c, CONTAINER_EVENT.CONTAINER_DELETED_EVENT);
+  }
+
+  #runningForStream(id: string, what: string): ContainerRecord {
+    const c = this.#container(id);
+    if (c.state !== ContainerState.CONTAINER_RUNNING) {
+      throw new StatusError('FailedPrecondition', `container ${c.id} is not running, cannot ${what}`);
+    }
+    return c;
+  }
+
+  #streamingCall(
+    method: StreamingCall['method'],
+    id: string,
+    cmd: readonly string[],
+    flags: { tty: boolean; stdin: boolean; stdout: boolean; stderr: boolean },
+    ports: readonly number[],
+  ): string {
+    const token = `t${this.#nextToken++}`;
+    const { tty, stdin, stdout, stderr } = flags;
+    this.streamingCalls.push({
+      method,
+      token,
+      id,
+      cmd: [...cmd],
+      tty,
+      stdin,
+      stdout,
+      stderr,
+      ports: [...ports],
+    });
+    const path = method === 'PortForward' ? 'portforward' : method.toLowerCase();
+    return `${this.streamingUrl}/${path}/${token}`;
   }
 
   // ---- test controls ----
@@ -890,6 +943,26 @@ export class FakeRuntimeService {
           stderr: toBytes(result.stderr),
           exitCode: result.exitCode ?? 0,
         };
+      },
+
+      // containerd answers a URL with a one-time token under its streaming server.
+      Exec: (req) => {
+        const c = this.#runningForStream(req.containerId, 'exec');
+        return { url: this.#streamingCall('Exec', c.id, req.cmd, req, []) };
+      },
+
+      Attach: (req) => {
+        const c = this.#runningForStream(req.containerId, 'attach');
+        return { url: this.#streamingCall('Attach', c.id, [], req, []) };
+      },
+
+      PortForward: (req) => {
+        const sb = this.#sandbox(req.podSandboxId);
+        if (sb.state !== PodSandboxState.SANDBOX_READY) {
+          throw new StatusError('FailedPrecondition', `sandbox "${sb.id}" is not running`);
+        }
+        const none = { tty: false, stdin: false, stdout: false, stderr: false };
+        return { url: this.#streamingCall('PortForward', sb.id, [], none, req.port) };
       },
 
       GetContainerEvents: async (_req, stream) => {

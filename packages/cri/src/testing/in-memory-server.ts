@@ -25,6 +25,7 @@ import {
   type FakeRuntimeHandler,
   FakeRuntimeService,
   type RuntimeConditionState,
+  type StreamingCall,
 } from './fake-runtime-service.js';
 import { type ResponseStream, StatusError } from './status-error.js';
 
@@ -307,6 +308,19 @@ export class InMemoryCriServer {
    */
   onExec(matcher: ExecMatcher, handler: ExecHandler): () => void {
     return this.#runtime.onExec(matcher, handler);
+  }
+
+  /**
+   * Base URL (`http://host:port`) of the streaming URLs Exec, Attach and PortForward answer,
+   * `<base>/<exec|attach|portforward>/<token>`; a test serves them with its own HTTP server.
+   */
+  setStreamingUrl(base: string): void {
+    this.#runtime.streamingUrl = base.replace(/\/+$/, '');
+  }
+
+  /** The Exec, Attach and PortForward calls answered so far, oldest first. */
+  streamingCalls(): readonly StreamingCall[] {
+    return [...this.#runtime.streamingCalls];
   }
 
   /** Makes a running container exit with `exitCode` (its process "died"). */

@@ -17,5 +17,6 @@ export type {
   FakeRuntimeFeatures,
   FakeRuntimeHandler,
   RuntimeConditionState,
+  StreamingCall,
 } from './fake-runtime-service.js';
 export { type CallRecord, InMemoryCriServer, type InMemoryCriServerOptions } from './in-memory-server.js';
