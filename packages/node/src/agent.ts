@@ -334,7 +334,8 @@ export function createAgent(options: AgentOptions): Agent {
         enforceNodeAllocatable: options.enforceNodeAllocatable,
         cgroupMountPoint: options.cgroupMountPoint,
         ...nodeCgroupAmounts(options.systemReserved, options.kubeReserved),
-        activePods: () => podManager.getPods().filter((p) => !workers().isPodTerminationRequested(p.metadata?.uid ?? '')),
+        activePods: () =>
+          podManager.getPods().filter((p) => !workers().isPodTerminationRequested(p.metadata?.uid ?? '')),
         logger: logger.child({ component: 'cm' }),
       })
     : undefined;

@@ -462,12 +462,17 @@ program
   )
   .option('--system-reserved <resources...>', 'resources reserved for the system, e.g. cpu=100m,memory=100Mi')
   .option('--kube-reserved <resources...>', 'resources reserved for the kubelet, e.g. cpu=100m,memory=100Mi')
-  .option('--cgroups-per-qos [bool]', 'pods in kubepods/burstable/besteffort/pod<uid> cgroups (default false)', (v: string) => v !== 'false')
+  .option(
+    '--cgroups-per-qos [bool]',
+    'pods in kubepods/burstable/besteffort/pod<uid> cgroups (default false)',
+    (v: string) => v !== 'false',
+  )
   .option('--cgroup-driver <driver>', "cgroupfs (default) or systemd: the container runtime's")
   .option('--cgroup-root <path>', 'the cgroup kubepods goes under (default /)')
   .option('--pod-max-pids <n>', "each pod cgroup's pids.max (default -1: none)", (v: string) => {
     const n = Number(v);
-    if (!Number.isInteger(n) || n < -1) throw new InvalidArgumentError(`--pod-max-pids must be a whole number or -1, got ${JSON.stringify(v)}`);
+    if (!Number.isInteger(n) || n < -1)
+      throw new InvalidArgumentError(`--pod-max-pids must be a whole number or -1, got ${JSON.stringify(v)}`);
     return n;
   })
   .option('--enforce-node-allocatable <list...>', 'pods (default) or none: kubepods limited to allocatable')

@@ -47,6 +47,7 @@ import PQueue from 'p-queue';
 import { ActiveDeadlineHandler } from './active-deadline.js';
 import { admitPod, PodResourceUsage } from './admission.js';
 import { generateAPIPodStatus } from './api-pod-status.js';
+import type { PodCgroups } from './cm/container-manager.js';
 import type {
   PlegView,
   PodConfigView,
@@ -57,7 +58,6 @@ import type {
 import type { KubeletMetrics } from './metrics.js';
 import { tryReconcileMirrorPods } from './mirror-pods.js';
 import type { NodeInfo } from './node-info.js';
-import type { PodCgroups } from './cm/container-manager.js';
 import { handlePodCleanups, type PodCleanupsContext } from './pod-cleanups.js';
 import { admitPodFeatures, type PodFeatureSupport } from './pod-feature-admission.js';
 import { PodInspections } from './pod-inspections.js';

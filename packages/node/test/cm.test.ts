@@ -5,11 +5,19 @@ import { type Container, noopLogger, type Pod } from '@kubelet-kit/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CgroupManager, toSystemd } from '../src/cm/cgroup-manager.js';
 import { ContainerManager } from '../src/cm/container-manager.js';
-import { cpuSharesToCpuWeight, milliCPUToQuota, milliCPUToShares, resourceConfigForPod } from '../src/cm/helpers.js';
+import {
+  cpuSharesToCpuWeight,
+  milliCPUToQuota,
+  milliCPUToShares,
+  resourceConfigForPod,
+} from '../src/cm/helpers.js';
 
 type Res = { requests?: Record<string, string>; limits?: Record<string, string> };
 
-function pod(containers: Res[], extra: { uid?: string; init?: Res[]; overhead?: Record<string, string> } = {}): Pod {
+function pod(
+  containers: Res[],
+  extra: { uid?: string; init?: Res[]; overhead?: Record<string, string> } = {},
+): Pod {
   const c = (r: Res, i: number): Container => ({ name: `c${i}`, image: 'x', resources: r });
   return {
     metadata: { name: 'p', namespace: 'default', uid: extra.uid ?? '1234-5678' },
@@ -27,12 +35,7 @@ const mi = 1024 * 1024;
 describe('resourceConfigForPod', () => {
   const cases: [string, Pod, { enforceCPULimits?: boolean; cpuPeriod?: number }, object][] = [
     ['besteffort', pod([{}]), {}, { cpuShares: 2 }],
-    [
-      'burstable-no-limits',
-      pod([{ requests: { cpu: '100m', memory: '100Mi' } }]),
-      {},
-      { cpuShares: 102 },
-    ],
+    ['burstable-no-limits', pod([{ requests: { cpu: '100m', memory: '100Mi' } }]), {}, { cpuShares: 102 }],
     [
       'burstable-with-limits',
       pod([{ requests: { cpu: '100m', memory: '100Mi' }, limits: { cpu: '200m', memory: '200Mi' } }]),
@@ -85,7 +88,12 @@ describe('resourceConfigForPod', () => {
           { requests: { cpu: '100m', memory: '100Mi' }, limits: { cpu: '200m', memory: '200Mi' } },
           { requests: { cpu: '100m', memory: '100Mi' } },
         ],
-        { init: [{ requests: { cpu: '100m', memory: '100Mi' }, limits: { cpu: '200m', memory: '200Mi' } }, { requests: { cpu: '100m', memory: '100Mi' } }] },
+        {
+          init: [
+            { requests: { cpu: '100m', memory: '100Mi' }, limits: { cpu: '200m', memory: '200Mi' } },
+            { requests: { cpu: '100m', memory: '100Mi' } },
+          ],
+        },
       ),
       {},
       { cpuShares: 204 },
@@ -104,14 +112,22 @@ describe('resourceConfigForPod', () => {
   }
 
   it('uses pod-level resources when the pod has them', () => {
-    const p = pod([{}, {}]);
-    (p.spec as { resources?: unknown }).resources = {
-      requests: { cpu: '500m', memory: '1Gi' },
-      limits: { cpu: '1', memory: '1Gi' },
-    };
-    // The class is still the containers' (kuberuntime's QoS ignores pod-level resources).
-    p.status = { qosClass: 'Burstable' };
-    expect(resourceConfigForPod(p)).toEqual({ cpuShares: 512, cpuQuota: 100000, cpuPeriod: 100000, memory: 1024 * mi });
+    const base = pod([{}, {}]);
+    const p = {
+      ...base,
+      spec: {
+        ...base.spec,
+        resources: { requests: { cpu: '500m', memory: '1Gi' }, limits: { cpu: '1', memory: '1Gi' } },
+      },
+      // The class is still the containers' (kuberuntime's QoS ignores pod-level resources).
+      status: { qosClass: 'Burstable' },
+    } as Pod;
+    expect(resourceConfigForPod(p)).toEqual({
+      cpuShares: 512,
+      cpuQuota: 100000,
+      cpuPeriod: 100000,
+      memory: 1024 * mi,
+    });
   });
 
   it('sets pids.max from --pod-max-pids', () => {
@@ -169,9 +185,12 @@ describe('ContainerManager over a fake cgroupfs', () => {
   });
   afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
 
-  const guaranteed = pod([{ requests: { cpu: '250m', memory: '64Mi' }, limits: { cpu: '250m', memory: '64Mi' } }], {
-    uid: 'aaaa-1111',
-  });
+  const guaranteed = pod(
+    [{ requests: { cpu: '250m', memory: '64Mi' }, limits: { cpu: '250m', memory: '64Mi' } }],
+    {
+      uid: 'aaaa-1111',
+    },
+  );
   const burstable = pod([{ requests: { cpu: '100m' }, limits: { memory: '128Mi' } }], { uid: 'bbbb-2222' });
   const bestEffort = pod([{}], { uid: 'cccc-3333' });
 
@@ -179,7 +198,12 @@ describe('ContainerManager over a fake cgroupfs', () => {
 
   it('v1, cgroupfs: kubepods at allocatable, QoS cgroups, pod cgroups with their values', () => {
     fakeV1(root);
-    const cm = new ContainerManager({ cgroupMountPoint: root, ...amounts, activePods: () => pods, logger: noopLogger });
+    const cm = new ContainerManager({
+      cgroupMountPoint: root,
+      ...amounts,
+      activePods: () => pods,
+      logger: noopLogger,
+    });
     expect(cm.cgroups.version).toBe(1);
     cm.start();
     expect(read('cpu/kubepods/cpu.shares')).toBe('3584');
@@ -196,12 +220,18 @@ describe('ContainerManager over a fake cgroupfs', () => {
     expect(read('cpu/kubepods/podaaaa-1111/cpu.cfs_period_us')).toBe('100000');
     expect(read('memory/kubepods/podaaaa-1111/memory.limit_in_bytes')).toBe(String(64 * mi));
     expect(read('cpu/kubepods/burstable/podbbbb-2222/cpu.shares')).toBe('102');
-    expect(fs.existsSync(path.join(root, 'cpu/kubepods/burstable/podbbbb-2222/cpu.cfs_quota_us'))).toBe(false);
+    expect(fs.existsSync(path.join(root, 'cpu/kubepods/burstable/podbbbb-2222/cpu.cfs_quota_us'))).toBe(
+      false,
+    );
     expect(read('memory/kubepods/burstable/podbbbb-2222/memory.limit_in_bytes')).toBe(String(128 * mi));
     expect(read('cpu/kubepods/besteffort/podcccc-3333/cpu.shares')).toBe('2');
     // Burstable's shares: its pods' requests.
     expect(read('cpu/kubepods/burstable/cpu.shares')).toBe('102');
-    expect([...cm.pods.getAllPodsFromCgroups().keys()].sort()).toEqual(['aaaa-1111', 'bbbb-2222', 'cccc-3333']);
+    expect([...cm.pods.getAllPodsFromCgroups().keys()].sort()).toEqual([
+      'aaaa-1111',
+      'bbbb-2222',
+      'cccc-3333',
+    ]);
 
     // The terminated pod's cgroup goes; an orphan goes unless its worker may still run it.
     pods = [guaranteed, bestEffort];
@@ -218,11 +248,21 @@ describe('ContainerManager over a fake cgroupfs', () => {
 
   it('an existing pod cgroup is kept as it is (restart adoption)', () => {
     fakeV1(root);
-    const cm = new ContainerManager({ cgroupMountPoint: root, ...amounts, activePods: () => pods, logger: noopLogger });
+    const cm = new ContainerManager({
+      cgroupMountPoint: root,
+      ...amounts,
+      activePods: () => pods,
+      logger: noopLogger,
+    });
     cm.start();
     cm.ensurePod(guaranteed);
     fs.writeFileSync(path.join(root, 'cpu/kubepods/podaaaa-1111/cgroup.procs'), '');
-    const again = new ContainerManager({ cgroupMountPoint: root, ...amounts, activePods: () => pods, logger: noopLogger });
+    const again = new ContainerManager({
+      cgroupMountPoint: root,
+      ...amounts,
+      activePods: () => pods,
+      logger: noopLogger,
+    });
     again.start();
     again.ensurePod(guaranteed);
     expect(fs.existsSync(path.join(root, 'cpu/kubepods/podaaaa-1111/cgroup.procs'))).toBe(true);
@@ -266,9 +306,9 @@ describe('ContainerManager over a fake cgroupfs', () => {
     expect(read('kubepods.slice/kubepods-podaaaa_1111.slice/cpu.max')).toBe('25000 100000');
     expect(read('kubepods.slice/kubepods-podaaaa_1111.slice/memory.max')).toBe(String(64 * mi));
     expect(read('kubepods.slice/kubepods-podaaaa_1111.slice/pids.max')).toBe('1024');
-    expect(read('kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podbbbb_2222.slice/cpu.weight')).toBe(
-      String(cpuSharesToCpuWeight(102)),
-    );
+    expect(
+      read('kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podbbbb_2222.slice/cpu.weight'),
+    ).toBe(String(cpuSharesToCpuWeight(102)));
     expect([...cm.pods.getAllPodsFromCgroups().keys()].sort()).toEqual(['aaaa-1111', 'bbbb-2222']);
     cm.cleanupOrphanedPodCgroups(new Set(['aaaa-1111']), () => false);
     expect(cm.pods.exists(burstable)).toBe(false);

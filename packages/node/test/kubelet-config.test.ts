@@ -262,16 +262,13 @@ nodeLeaseDurationSeconds: 60
 
   it.each([
     ['readOnlyPort: 10255\n', 'readOnlyPort'],
-    ['cgroupDriver: systemd\n', 'cgroupDriver'],
     ['rotateCertificates: true\n', 'rotateCertificates'],
     ['serializeImagePulls: false\n', 'serializeImagePulls'],
     ['maxParallelImagePulls: 5\n', 'maxParallelImagePulls'],
-    ['podPidsLimit: 1024\n', 'podPidsLimit'],
     ['runtimeRequestTimeout: 10m\n', 'runtimeRequestTimeout'],
     ['httpCheckFrequency: 5s\n', 'httpCheckFrequency'],
     ['featureGates: { KubeletCrashLoopBackOffMax: true }\n', 'featureGates'],
     ['evictionHard: { memory.available: 500Mi }\n', 'evictionHard'],
-    ['enforceNodeAllocatable: []\n', 'enforceNodeAllocatable'],
     ['registryPullQPS: 0\n', 'registryPullQPS'],
     ['imageServiceEndpoint: unix:///run/other.sock\n', 'imageServiceEndpoint'],
     ['tlsCertFile: /etc/kubelet.crt\n', 'tlsCertFile'],
@@ -284,6 +281,23 @@ nodeLeaseDurationSeconds: 60
     const err = errorOf(body);
     expect(err.field).toBe(field);
     expect(err.message).toContain('kubelet-kit does not implement');
+  });
+
+  it('maps the pod cgroup fields, refusing what is not implemented', () => {
+    expect(
+      parse(
+        'cgroupsPerQOS: true\ncgroupDriver: systemd\ncgroupRoot: /edge\npodPidsLimit: 1024\nenforceNodeAllocatable: []\n',
+      ).options,
+    ).toMatchObject({
+      cgroupsPerQOS: true,
+      cgroupDriver: 'systemd',
+      cgroupRoot: '/edge',
+      podPidsLimit: 1024,
+      enforceNodeAllocatable: [],
+    });
+    expect(errorOf('cgroupDriver: docker\n').message).toContain('is not one of cgroupfs, systemd');
+    expect(errorOf('enforceNodeAllocatable: [pods, system-reserved]\n').field).toBe('enforceNodeAllocatable');
+    expect(errorOf('podPidsLimit: -2\n').field).toBe('podPidsLimit');
   });
 
   it('accepts unimplemented fields at their defaults, and what the agent does', () => {

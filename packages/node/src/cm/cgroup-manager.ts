@@ -141,7 +141,9 @@ export class CgroupManager {
 
   /** v2: a child has only the controllers its parents enable in cgroup.subtree_control. */
   #enableControllers(name: CgroupName): void {
-    const parts = this.relativePath(name).split('/').filter((p) => p !== '');
+    const parts = this.relativePath(name)
+      .split('/')
+      .filter((p) => p !== '');
     let dir = this.mountPoint;
     for (let i = 0; i < parts.length; i++) {
       const control = path.join(dir, 'cgroup.subtree_control');
@@ -193,8 +195,7 @@ export class CgroupManager {
       out.push(['', 'cpu.max', `${quota} ${c.cpuPeriod ?? 100000}`]);
     }
     if (c.memory !== undefined) out.push(['', 'memory.max', c.memory > 0 ? String(c.memory) : 'max']);
-    if (c.pidsLimit !== undefined)
-      out.push(['', 'pids.max', c.pidsLimit > 0 ? String(c.pidsLimit) : 'max']);
+    if (c.pidsLimit !== undefined) out.push(['', 'pids.max', c.pidsLimit > 0 ? String(c.pidsLimit) : 'max']);
     return out;
   }
 

@@ -1,5 +1,10 @@
 import type { Logger, Pod } from '@kubelet-kit/core';
-import { type CgroupDriver, CgroupManager, type CgroupName, parseCgroupfsToCgroupName } from './cgroup-manager.js';
+import {
+  type CgroupDriver,
+  CgroupManager,
+  type CgroupName,
+  parseCgroupfsToCgroupName,
+} from './cgroup-manager.js';
 import { ensureNodeAllocatableCgroups, type NodeResourceAmounts } from './node-container-manager.js';
 import { PodContainerManager } from './pod-container-manager.js';
 import { QOSContainerManager } from './qos-container-manager.js';
@@ -17,7 +22,10 @@ export interface PodCgroups {
   cgroupParent(pod: Pod): string;
   ensurePod(pod: Pod): void;
   destroyPod(pod: Pod): void;
-  cleanupOrphanedPodCgroups(known: ReadonlySet<string>, couldHaveRunningContainers: (uid: string) => boolean): void;
+  cleanupOrphanedPodCgroups(
+    known: ReadonlySet<string>,
+    couldHaveRunningContainers: (uid: string) => boolean,
+  ): void;
 }
 
 /** Options of {@link ContainerManager}. @internal */
@@ -69,7 +77,9 @@ export class ContainerManager implements PodCgroups {
     const root = o.cgroupRoot ?? '/';
     // Upstream: with systemd the root is a slice name (`/` or e.g. `my.slice`).
     const rootName =
-      driver === 'systemd' ? parseCgroupfsToCgroupName(root.replace(/\.slice$/, '')) : parseCgroupfsToCgroupName(root);
+      driver === 'systemd'
+        ? parseCgroupfsToCgroupName(root.replace(/\.slice$/, ''))
+        : parseCgroupfsToCgroupName(root);
     this.kubepods = [...rootName, 'kubepods'];
     this.qos = new QOSContainerManager(this.cgroups, this.kubepods, o.activePods);
     this.pods = new PodContainerManager(
@@ -94,7 +104,11 @@ export class ContainerManager implements PodCgroups {
     );
     this.qos.start();
     this.#o.logger.info(
-      { driver: this.cgroups.driver, version: this.cgroups.version, kubepods: this.cgroups.name(this.kubepods) },
+      {
+        driver: this.cgroups.driver,
+        version: this.cgroups.version,
+        kubepods: this.cgroups.name(this.kubepods),
+      },
       'pod cgroups ready',
     );
   }
@@ -121,7 +135,10 @@ export class ContainerManager implements PodCgroups {
    * Upstream `cleanupOrphanedPodCgroups`: a pod cgroup of no known pod whose worker cannot have
    * running containers loses its processes, then itself.
    */
-  cleanupOrphanedPodCgroups(known: ReadonlySet<string>, couldHaveRunningContainers: (uid: string) => boolean): void {
+  cleanupOrphanedPodCgroups(
+    known: ReadonlySet<string>,
+    couldHaveRunningContainers: (uid: string) => boolean,
+  ): void {
     for (const [uid, name] of this.pods.getAllPodsFromCgroups()) {
       if (known.has(uid) || couldHaveRunningContainers(uid)) continue;
       this.#o.logger.info({ uid, cgroup: this.cgroups.name(name) }, 'removing orphaned pod cgroup');

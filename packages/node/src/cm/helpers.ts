@@ -1,4 +1,11 @@
-import { type Container, type Pod, parseQuantity, type Quantity, quantityMilliValue, quantityValue } from '@kubelet-kit/core';
+import {
+  type Container,
+  type Pod,
+  parseQuantity,
+  type Quantity,
+  quantityMilliValue,
+  quantityValue,
+} from '@kubelet-kit/core';
 import { getPodQOS } from '@kubelet-kit/kuberuntime';
 
 // Upstream pkg/kubelet/cm/helpers_linux.go: the cgroup values of a pod, from its resources.
@@ -112,7 +119,8 @@ function podAmounts(
   }
   maxInto(sum, initMax);
   const podLevel = podLevelResources(pod)?.[which];
-  if (podLevel) for (const k of ['cpu', 'memory']) if (podLevel[k] !== undefined) sum[k] = parseQuantity(podLevel[k]);
+  if (podLevel)
+    for (const k of ['cpu', 'memory']) if (podLevel[k] !== undefined) sum[k] = parseQuantity(podLevel[k]);
   add(sum, pod.spec?.overhead);
   return sum;
 }

@@ -26,7 +26,12 @@ export class PodContainerManager {
   /** Upstream `GetPodContainerName`: the driver-neutral name and the runtime's name of it. */
   getPodContainerName(pod: Pod): { name: CgroupName; literal: string } {
     const qos = getPodQOS(pod);
-    const parent = qos === 'Guaranteed' ? this.qos.guaranteed : qos === 'Burstable' ? this.qos.burstable : this.qos.bestEffort;
+    const parent =
+      qos === 'Guaranteed'
+        ? this.qos.guaranteed
+        : qos === 'Burstable'
+          ? this.qos.burstable
+          : this.qos.bestEffort;
     const name = [...parent, `${podCgroupNamePrefix}${pod.metadata?.uid ?? ''}`];
     return { name, literal: this.cgroups.name(name) };
   }

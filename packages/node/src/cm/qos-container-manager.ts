@@ -16,7 +16,11 @@ export interface QOSContainersInfo {
 
 /** @internal */
 export function qosContainersInfo(kubepods: CgroupName): QOSContainersInfo {
-  return { guaranteed: kubepods, burstable: [...kubepods, 'burstable'], bestEffort: [...kubepods, 'besteffort'] };
+  return {
+    guaranteed: kubepods,
+    burstable: [...kubepods, 'burstable'],
+    bestEffort: [...kubepods, 'besteffort'],
+  };
 }
 
 /**
@@ -38,7 +42,8 @@ export class QOSContainerManager {
 
   /** Upstream `Start`: both QoS cgroups made (BestEffort at the minimum shares). */
   start(): void {
-    if (!this.cgroups.exists(this.info.bestEffort)) this.cgroups.create(this.info.bestEffort, { cpuShares: minShares });
+    if (!this.cgroups.exists(this.info.bestEffort))
+      this.cgroups.create(this.info.bestEffort, { cpuShares: minShares });
     if (!this.cgroups.exists(this.info.burstable)) this.cgroups.create(this.info.burstable, {});
     this.updateCgroups();
   }
@@ -46,7 +51,8 @@ export class QOSContainerManager {
   /** Upstream `UpdateCgroups` / `setCPUCgroupConfig`. */
   updateCgroups(): void {
     let burstableMilli = 0;
-    for (const pod of this.activePods()) if (getPodQOS(pod) === 'Burstable') burstableMilli += podCPURequestMilli(pod);
+    for (const pod of this.activePods())
+      if (getPodQOS(pod) === 'Burstable') burstableMilli += podCPURequestMilli(pod);
     this.cgroups.update(this.info.bestEffort, { cpuShares: minShares });
     this.cgroups.update(this.info.burstable, { cpuShares: milliCPUToShares(burstableMilli) });
   }
