@@ -87,8 +87,8 @@ describe.skipIf(v2)('pod cgroups on cgroup v1, cgroupfs driver', () => {
     await agent?.stop();
     await removeNodePods(nodeName);
     runtime?.close();
-    for (const c of ['cpu', 'cpuacct', 'memory', 'pids', 'hugetlb', 'freezer'])
-      removeCgroupTree(path.join(cgroupfs, c, cgroupRoot));
+    // The runtime made container cgroups in every hierarchy.
+    for (const c of fs.readdirSync(cgroupfs)) removeCgroupTree(path.join(cgroupfs, c, cgroupRoot));
     fs.rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 
@@ -181,5 +181,10 @@ describe.skipIf(v2)('pod cgroups on cgroup v1, cgroupfs driver', () => {
     const cg = path.join(cgroupfs, 'cpu', cgroupRoot, `kubepods/burstable/pod${burstable?.metadata?.uid}`);
     await waitFor('the removed pod cgroup gone', async () => (fs.existsSync(cg) ? undefined : true), 60_000);
     expect(read('cpu', 'kubepods/burstable/cpu.shares')).toBe('2');
+    // Gone from every hierarchy, also those where only the runtime made cgroups.
+    for (const c of fs.readdirSync(cgroupfs)) {
+      const p = path.join(cgroupfs, c, cgroupRoot, `kubepods/burstable/pod${burstable?.metadata?.uid}`);
+      expect(fs.existsSync(p), p).toBe(false);
+    }
   }, 90_000);
 });

@@ -117,6 +117,38 @@ export class CgroupManager {
     return out;
   }
 
+  /**
+   * Every hierarchy's directory of the cgroup: the runtime makes container cgroups in all v1
+   * controllers (cpuset, devices, blkio, the named systemd one, …), which removal must cover.
+   */
+  allPaths(name: CgroupName): string[] {
+    const rel = this.relativePath(name);
+    if (this.version === 2) return [path.join(this.mountPoint, rel)];
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(this.mountPoint, { withFileTypes: true });
+    } catch {
+      return [];
+    }
+    const seen = new Set<string>();
+    const out: string[] = [];
+    for (const e of entries) {
+      // cpu -> cpu,cpuacct: the symlinks name hierarchies already listed.
+      if (!e.isDirectory() && !e.isSymbolicLink()) continue;
+      const dir = path.join(this.mountPoint, e.name);
+      let real = dir;
+      try {
+        real = fs.realpathSync(dir);
+      } catch {
+        continue;
+      }
+      if (seen.has(real)) continue;
+      seen.add(real);
+      out.push(path.join(dir, rel));
+    }
+    return out;
+  }
+
   #v1Mounted(): string[] {
     return v1Subsystems.filter((s) => fs.existsSync(path.join(this.mountPoint, s)));
   }
@@ -226,7 +258,7 @@ export class CgroupManager {
       } catch {}
       for (const e of entries) if (e.isDirectory()) walk(path.join(dir, e.name));
     };
-    for (const d of this.paths(name)) walk(d);
+    for (const d of this.allPaths(name)) walk(d);
     return [...out];
   }
 
@@ -235,7 +267,7 @@ export class CgroupManager {
    * a cgroup directory only once it has no child and no process).
    */
   destroy(name: CgroupName): void {
-    for (const d of this.paths(name)) removeCgroupDir(d);
+    for (const d of this.allPaths(name)) removeCgroupDir(d);
   }
 
   /** The child directories of a cgroup, as names (for finding pod cgroups). */
