@@ -4,6 +4,7 @@
 // A Guaranteed, a Burstable and a BestEffort static pod each run in their pod cgroup under a
 // --cgroup-root of the test's own (so no other agent's pods are touched), with upstream's
 // values; a pod cgroup of no pod is removed by housekeeping; a restarted agent keeps the pods.
+import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -146,13 +147,22 @@ describe.skipIf(v2)('pod cgroups on cgroup v1, cgroupfs driver', () => {
 
   it('removes a pod cgroup of no pod in housekeeping', async () => {
     const orphan = `kubepods/besteffort/pod${randomUUID()}`;
-    for (const c of ['cpu', 'memory']) fs.mkdirSync(path.join(cgroupfs, c, cgroupRoot, orphan));
+    // A process left in it (upstream kills them before removing the cgroup).
+    const left = spawn('sleep', ['300'], { stdio: 'ignore' });
+    for (const c of ['cpu', 'memory']) {
+      fs.mkdirSync(path.join(cgroupfs, c, cgroupRoot, orphan));
+      fs.writeFileSync(path.join(cgroupfs, c, cgroupRoot, orphan, 'cgroup.procs'), String(left.pid));
+    }
+    const killed = new Promise<string | null>((resolve) =>
+      left.once('exit', (_code, signal) => resolve(signal)),
+    );
     await waitFor(
       'the orphaned pod cgroup removed',
       async () => (fs.existsSync(path.join(cgroupfs, 'cpu', cgroupRoot, orphan)) ? undefined : true),
       30_000,
     );
     expect(fs.existsSync(path.join(cgroupfs, 'memory', cgroupRoot, orphan))).toBe(false);
+    expect(await killed).toBe('SIGKILL');
   }, 60_000);
 
   it('keeps the pods and their cgroups across an agent restart', async () => {
