@@ -17,6 +17,8 @@ import { DefaultProbeManager, DefaultResultsManager } from '@kubelet-kit/prober'
 import { newStatusManager } from '@kubelet-kit/status-manager';
 import { BasicVolumeManager, SafeSubpather, SystemMounter } from '@kubelet-kit/volume-manager';
 import { createApiClients } from './api-clients.js';
+import { ContainerManager } from './cm/container-manager.js';
+import { nodeCgroupAmounts } from './cm/node-allocatable-cgroups.js';
 import { kubeletConfigz } from './configz.js';
 import type { ProbeManagerView } from './deps.js';
 import { checkImageOptions, createImageGC, imagePullSettings } from './image-gc.js';
@@ -189,6 +191,24 @@ export interface AgentOptions {
    * and field paths) and each source error, besides the log line and {@link Agent.sourceErrors}.
    */
   readonly onSourceError?: (error: Error) => void;
+
+  // ---- pod cgroups (upstream pkg/kubelet/cm) ----
+  /**
+   * Upstream --cgroups-per-qos: pods in `kubepods`/`burstable`/`besteffort`/`pod<uid>` cgroups.
+   * Default false here (upstream: true): agents sharing a host would remove each other's pod
+   * cgroups as orphans unless each has its own `cgroupRoot`.
+   */
+  readonly cgroupsPerQOS?: boolean;
+  /** Upstream --cgroup-driver, `cgroupfs` (default) or `systemd`: must be the runtime's. */
+  readonly cgroupDriver?: 'cgroupfs' | 'systemd';
+  /** Upstream --cgroup-root, default `/`. */
+  readonly cgroupRoot?: string;
+  /** Upstream --pod-max-pids: each pod cgroup's pids.max; -1 (default) for none. */
+  readonly podPidsLimit?: number;
+  /** Upstream --enforce-node-allocatable; default `['pods']` (kubepods at allocatable). */
+  readonly enforceNodeAllocatable?: readonly string[];
+  /** Where the cgroup hierarchy is mounted; default /sys/fs/cgroup. */
+  readonly cgroupMountPoint?: string;
 }
 
 /**
@@ -346,7 +366,23 @@ export function createAgent(options: AgentOptions): Agent {
   });
 
   checkImageOptions(options);
+  // Pod cgroups (--cgroups-per-qos): the sandbox's parent is the pod's cgroup.
+  const podCgroups = options.cgroupsPerQOS
+    ? new ContainerManager({
+        cgroupDriver: options.cgroupDriver,
+        cgroupRoot: options.cgroupRoot,
+        podPidsLimit: options.podPidsLimit,
+        enforceNodeAllocatable: options.enforceNodeAllocatable,
+        cgroupMountPoint: options.cgroupMountPoint,
+        ...nodeCgroupAmounts(options.systemReserved, options.kubeReserved),
+        activePods: () =>
+          podManager.getPods().filter((p) => !workers().isPodTerminationRequested(p.metadata?.uid ?? '')),
+        logger: logger.child({ component: 'cm' }),
+      })
+    : undefined;
+
   const runtime = new KubeGenericRuntimeManager({
+    ...(podCgroups ? { cgroupParent: (pod: Pod) => podCgroups.cgroupParent(pod) } : {}),
     runtimeService: cri.runtimeService,
     imageService: cri.imageService,
     ...imagePullSettings(options),
@@ -427,6 +463,7 @@ export function createAgent(options: AgentOptions): Agent {
     networkReady: () => runtimeState.networkReady(),
     podFeatures,
     runtimeErrors: () => runtimeState.runtimeErrors(),
+    ...(podCgroups ? { podCgroups } : {}),
     ...(options.syncFrequencyMs !== undefined ? { resyncIntervalMs: options.syncFrequencyMs } : {}),
     ...(options.crashLoopBackOff ? { crashLoopBackOff: options.crashLoopBackOff } : {}),
     ...(options.maxConcurrentSyncs !== undefined ? { maxConcurrentSyncs: options.maxConcurrentSyncs } : {}),
@@ -568,6 +605,7 @@ export function createAgent(options: AgentOptions): Agent {
         'container runtime connected',
       );
       await runtimeState.start();
+      podCgroups?.start();
       const addr = await server.start();
       bound = { address: addr.address, port: addr.port };
       logger.info(

@@ -111,6 +111,12 @@ interface RunFlags {
   nodeStatusReportFrequency?: number;
   systemReserved?: string[];
   kubeReserved?: string[];
+  // Pod cgroups.
+  cgroupsPerQos?: boolean;
+  cgroupDriver?: string;
+  cgroupRoot?: string;
+  podMaxPids?: number;
+  enforceNodeAllocatable?: string[];
   logLevel: string;
   logFile?: string;
   table: boolean;
@@ -128,6 +134,12 @@ interface RunFlags {
   authorizationWebhookCacheAuthorizedTtl?: number;
   authorizationWebhookCacheUnauthorizedTtl?: number;
   readOnlyPort?: number;
+}
+
+/** --cgroup-driver: one of the drivers pod cgroups have. */
+function cgroupDriverFlag(v: string): 'cgroupfs' | 'systemd' {
+  if (v === 'cgroupfs' || v === 'systemd') return v;
+  throw new Error(`--cgroup-driver: ${JSON.stringify(v)} is not one of cgroupfs, systemd`);
 }
 
 /** `name=count,...` of --extended-resources: extended resource names with whole counts. */
@@ -345,6 +357,19 @@ async function run(flags: RunFlags, command: Command): Promise<void> {
         : {}),
       ...(flags.registryQps !== undefined ? { registryPullQPS: flags.registryQps } : {}),
       ...(flags.registryBurst !== undefined ? { registryBurst: flags.registryBurst } : {}),
+      // Pod cgroups (upstream pkg/kubelet/cm).
+      ...(flags.cgroupsPerQos !== undefined ? { cgroupsPerQOS: flags.cgroupsPerQos } : {}),
+      ...(flags.cgroupDriver !== undefined ? { cgroupDriver: cgroupDriverFlag(flags.cgroupDriver) } : {}),
+      ...(flags.cgroupRoot !== undefined ? { cgroupRoot: flags.cgroupRoot } : {}),
+      ...(flags.podMaxPids !== undefined ? { podPidsLimit: flags.podMaxPids } : {}),
+      ...(flags.enforceNodeAllocatable !== undefined
+        ? {
+            enforceNodeAllocatable: flags.enforceNodeAllocatable
+              .flatMap((v) => v.split(','))
+              .map((v) => v.trim())
+              .filter((v) => v !== '' && v !== 'none'),
+          }
+        : {}),
     };
     if (kubeletConfig) {
       const applied = applyKubeletConfig(options, kubeletConfig, explicit);
@@ -570,6 +595,20 @@ program
   )
   .option('--system-reserved <resources...>', 'resources reserved for the system, e.g. cpu=100m,memory=100Mi')
   .option('--kube-reserved <resources...>', 'resources reserved for the kubelet, e.g. cpu=100m,memory=100Mi')
+  .option(
+    '--cgroups-per-qos [bool]',
+    'pods in kubepods/burstable/besteffort/pod<uid> cgroups (default false)',
+    (v: string) => v !== 'false',
+  )
+  .option('--cgroup-driver <driver>', "cgroupfs (default) or systemd: the container runtime's")
+  .option('--cgroup-root <path>', 'the cgroup kubepods goes under (default /)')
+  .option('--pod-max-pids <n>', "each pod cgroup's pids.max (default -1: none)", (v: string) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < -1)
+      throw new InvalidArgumentError(`--pod-max-pids must be a whole number or -1, got ${JSON.stringify(v)}`);
+    return n;
+  })
+  .option('--enforce-node-allocatable <list...>', 'pods (default) or none: kubepods limited to allocatable')
   .option('--log-level <level>', 'debug, info, warn or error', 'info')
   .option(
     '--log-file <path>',

@@ -7,6 +7,7 @@
 
 export type { PodAdmitResult } from './admission.js';
 export { type Agent, type AgentOptions, createAgent } from './agent.js';
+export type { PodCgroups } from './cm/container-manager.js';
 export type {
   PlegView,
   PodConfigView,

@@ -71,7 +71,13 @@ export type KubeletConfigAgentOptions = {
     | 'serializeImagePulls'
     | 'maxParallelImagePulls'
     | 'registryPullQPS'
-    | 'registryBurst']?: AgentOptions[K];
+    | 'registryBurst'
+    // Pod cgroups.
+    | 'cgroupsPerQOS'
+    | 'cgroupDriver'
+    | 'cgroupRoot'
+    | 'podPidsLimit'
+    | 'enforceNodeAllocatable']?: AgentOptions[K];
 };
 
 /**
@@ -197,6 +203,11 @@ export const optionFlags: Readonly<
   eventQPS: 'eventQps',
   eventBurst: 'eventBurst',
   nodeLeaseDurationSeconds: 'nodeLeaseDurationSeconds',
+  cgroupsPerQOS: 'cgroupsPerQos',
+  cgroupDriver: 'cgroupDriver',
+  cgroupRoot: 'cgroupRoot',
+  podPidsLimit: 'podMaxPids',
+  enforceNodeAllocatable: 'enforceNodeAllocatable',
 };
 
 // ---- the field table ----
@@ -223,6 +234,13 @@ interface Field {
 }
 
 const int32 = { min: -(2 ** 31), max: 2 ** 31 - 1 };
+const checkCgroupDriver = (v: string) =>
+  v === 'cgroupfs' || v === 'systemd' ? undefined : `${JSON.stringify(v)} is not one of cgroupfs, systemd`;
+// Only the pods cgroup is enforced: system-reserved and kube-reserved cgroups are not made.
+const checkEnforceNodeAllocatable = (v: readonly string[]) => {
+  const bad = v.filter((e) => e !== 'pods' && e !== 'none');
+  return bad.length ? `kubelet-kit enforces only "pods" (or "none"), got ${JSON.stringify(bad)}` : undefined;
+};
 const isIP = (v: string) => (net.isIP(v) === 0 ? `${JSON.stringify(v)} is not an IP address` : undefined);
 const reservableResources = new Set(['cpu', 'memory', 'ephemeral-storage', 'pid']);
 const quantityPattern = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?\d+)?$/;
@@ -307,9 +325,9 @@ const fields: Readonly<Record<string, Field>> = {
   volumeStatsAggPeriod: { kind: 'duration', def: 1 * min },
   kubeletCgroups: { kind: 'string', def: '' },
   systemCgroups: { kind: 'string', def: '' },
-  cgroupRoot: { kind: 'string', def: '' },
-  cgroupsPerQOS: { kind: 'bool', pointer: true, def: true },
-  cgroupDriver: { kind: 'string', def: 'cgroupfs' },
+  cgroupRoot: { kind: 'string', def: '', to: 'cgroupRoot' },
+  cgroupsPerQOS: { kind: 'bool', pointer: true, def: true, to: 'cgroupsPerQOS' },
+  cgroupDriver: { kind: 'string', def: 'cgroupfs', to: 'cgroupDriver', check: checkCgroupDriver },
   cpuManagerPolicy: { kind: 'string', def: 'none' },
   singleProcessOOMKill: { kind: 'bool', pointer: true },
   cpuManagerPolicyOptions: { kind: 'object', def: {} },
@@ -323,7 +341,7 @@ const fields: Readonly<Record<string, Field>> = {
   runtimeRequestTimeout: { kind: 'duration', def: 2 * min },
   hairpinMode: { kind: 'string', def: 'promiscuous-bridge' },
   podCIDR: { kind: 'string', def: '' },
-  podPidsLimit: { kind: 'int', pointer: true, def: -1 },
+  podPidsLimit: { kind: 'int', pointer: true, def: -1, min: -1, to: 'podPidsLimit' },
   runOnce: { kind: 'bool', def: false },
   cpuCFSQuota: { kind: 'bool', pointer: true, def: true },
   cpuCFSQuotaPeriod: { kind: 'duration', pointer: true, def: 100 },
@@ -368,7 +386,13 @@ const fields: Readonly<Record<string, Field>> = {
   systemReservedCgroup: { kind: 'string', def: '' },
   kubeReservedCgroup: { kind: 'string', def: '' },
   // Defaulted when nil only: an explicit [] enforces nothing.
-  enforceNodeAllocatable: { kind: 'strings', pointer: true, def: ['pods'] },
+  enforceNodeAllocatable: {
+    kind: 'strings',
+    pointer: true,
+    def: ['pods'],
+    to: 'enforceNodeAllocatable',
+    check: checkEnforceNodeAllocatable,
+  },
   kernelMemcgNotification: { kind: 'bool', def: false },
   enableSystemLogHandler: { kind: 'bool', pointer: true, def: true },
   enableSystemLogQuery: { kind: 'bool', pointer: true, def: false },

@@ -47,6 +47,7 @@ import PQueue from 'p-queue';
 import { ActiveDeadlineHandler } from './active-deadline.js';
 import { admitPod, PodResourceUsage } from './admission.js';
 import { generateAPIPodStatus } from './api-pod-status.js';
+import type { PodCgroups } from './cm/container-manager.js';
 import type {
   PlegView,
   PodConfigView,
@@ -126,6 +127,8 @@ export interface KubeletOptions {
    * that falls due meanwhile stays queued for the first round after.
    */
   readonly runtimeErrors?: () => string | undefined;
+  /** Upstream --cgroups-per-qos: the pods' cgroups, made before the sandbox, removed after the pod. */
+  readonly podCgroups?: PodCgroups;
 }
 
 const syncTickMs = 1000;
@@ -272,6 +275,7 @@ export class Kubelet implements PodSyncer {
       subpather: options.subpather,
       metrics: options.metrics,
       podDirsMade: this.#podDirsMade,
+      podCgroups: options.podCgroups,
       clock: options.clock,
       logger: this.#log,
       signal: this.#abort.signal,
@@ -658,6 +662,8 @@ export class Kubelet implements PodSyncer {
       if (!pod.spec?.hostNetwork && o.networkReady && !o.networkReady()) {
         throw new NetworkNotReadyError();
       }
+      // Upstream: the pod's cgroup exists before anything of the pod is made.
+      o.podCgroups?.ensurePod(pod);
       if (o.mirrorClient) await tryReconcileMirrorPods(o.mirrorClient, this.#log, pod, mirrorPod);
       if (!this.#podDirsMade.has(uid)) {
         // Synchronous: two small directories, made once per pod (the thread pool's hand-offs cost
@@ -797,6 +803,7 @@ export class Kubelet implements PodSyncer {
     const o = this.#o;
     o.statusManager.setPodStatus(pod, this.#apiStatus(pod, podStatus, true));
     await o.volumeManager?.waitForUnmount(pod, { signal: ctx.signal });
+    o.podCgroups?.destroyPod(pod);
     o.statusManager.terminatePod(pod);
     this.#reasonCache.removePod(pod.metadata?.uid ?? '');
     this.#startedPods.delete(pod.metadata?.uid ?? '');

@@ -5,6 +5,7 @@ import type { PodManager } from '@kubelet-kit/pod-manager';
 import type { PodWorkers } from '@kubelet-kit/pod-workers';
 import { isPodPhaseTerminal } from '@kubelet-kit/status-manager';
 import { cleanPodSubPaths, containerSubPathDirectoryName } from '@kubelet-kit/volume-manager';
+import type { PodCgroups } from './cm/container-manager.js';
 import type { ProbeManagerView, StatusManagerView } from './deps.js';
 import type { KubeletMetrics } from './metrics.js';
 import { deleteOrphanedMirrorPods } from './mirror-pods.js';
@@ -22,6 +23,7 @@ export interface PodCleanupsContext {
   readonly metrics?: KubeletMetrics | undefined;
   /** Pods whose data directories exist; a removed directory leaves it. */
   readonly podDirsMade: Set<string>;
+  readonly podCgroups?: PodCgroups | undefined;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly signal: AbortSignal;
@@ -68,6 +70,8 @@ export async function handlePodCleanups(ctx: PodCleanupsContext): Promise<void> 
   ctx.metrics?.runningContainers.set({ container_state: 'running' }, containers);
 
   await cleanupOrphanedPodDirs(ctx, keep);
+  // Upstream cleanupOrphanedPodCgroups: cgroups of pods neither wanted nor being worked on.
+  ctx.podCgroups?.cleanupOrphanedPodCgroups(keep, (uid) => podWorkers.couldHaveRunningContainers(uid));
   if (ctx.mirrorClient) await deleteOrphanedMirrorPods(ctx.mirrorClient, ctx.logger, podManager, podWorkers);
 
   // A UID whose worker was just purged (a create arrived while it was terminating) starts again.

@@ -261,14 +261,11 @@ nodeLeaseDurationSeconds: 60
   });
 
   it.each([
-    ['cgroupDriver: systemd\n', 'cgroupDriver'],
     ['rotateCertificates: true\n', 'rotateCertificates'],
-    ['podPidsLimit: 1024\n', 'podPidsLimit'],
     ['runtimeRequestTimeout: 10m\n', 'runtimeRequestTimeout'],
     ['httpCheckFrequency: 5s\n', 'httpCheckFrequency'],
     ['featureGates: { KubeletCrashLoopBackOffMax: true }\n', 'featureGates'],
     ['evictionHard: { memory.available: 500Mi }\n', 'evictionHard'],
-    ['enforceNodeAllocatable: []\n', 'enforceNodeAllocatable'],
     ['imageServiceEndpoint: unix:///run/other.sock\n', 'imageServiceEndpoint'],
     ['logging: { vmodule: [{ filePattern: x, verbosity: 4 }] }\n', 'logging.vmodule'],
   ])('an unimplemented field set away from its default is refused: %s', (body, field) => {
@@ -309,6 +306,23 @@ authorization:
     expect(parse('authentication: {}\n').server).toBeUndefined();
     expect(errorOf('authorization: { mode: RBAC }\n').field).toBe('authorization.mode');
     expect(errorOf('readOnlyPort: 70000\n').field).toBe('readOnlyPort');
+  });
+
+  it('maps the pod cgroup fields, refusing what is not implemented', () => {
+    expect(
+      parse(
+        'cgroupsPerQOS: true\ncgroupDriver: systemd\ncgroupRoot: /edge\npodPidsLimit: 1024\nenforceNodeAllocatable: []\n',
+      ).options,
+    ).toMatchObject({
+      cgroupsPerQOS: true,
+      cgroupDriver: 'systemd',
+      cgroupRoot: '/edge',
+      podPidsLimit: 1024,
+      enforceNodeAllocatable: [],
+    });
+    expect(errorOf('cgroupDriver: docker\n').message).toContain('is not one of cgroupfs, systemd');
+    expect(errorOf('enforceNodeAllocatable: [pods, system-reserved]\n').field).toBe('enforceNodeAllocatable');
+    expect(errorOf('podPidsLimit: -2\n').field).toBe('podPidsLimit');
   });
 
   it('accepts unimplemented fields at their defaults, and what the agent does', () => {
