@@ -44,6 +44,18 @@ export {
   podTerminationGracePeriodLabel,
   podUIDLabel,
 } from './labels.js';
+// Container logs: upstream's ReadLogs and the ContainerLogManager's rotation.
+export {
+  findTailLineStartIndex,
+  getContainerLogs,
+  type LogOptions,
+  type LogStreamWriter,
+  type LogsRuntimeService,
+  newLogOptions,
+  type PodLogOptions,
+  type ReadLogsOptions,
+  readLogs,
+} from './logs.js';
 export {
   type ContainerKillReason,
   type ContainerToKillInfo,
