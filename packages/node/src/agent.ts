@@ -10,7 +10,7 @@ import {
   type Pod,
   RealClock,
 } from '@kubelet-kit/core';
-import { KubeGenericRuntimeManager } from '@kubelet-kit/kuberuntime';
+import { getContainerLogs, KubeGenericRuntimeManager } from '@kubelet-kit/kuberuntime';
 import { PodConfig, type PodSource } from '@kubelet-kit/pod-config';
 import { BasicPodManager } from '@kubelet-kit/pod-manager';
 import { DefaultProbeManager, DefaultResultsManager } from '@kubelet-kit/prober';
@@ -410,6 +410,17 @@ export function createAgent(options: AgentOptions): Agent {
     ],
     registry: metrics.registry,
     logger: logger.child({ component: 'server' }),
+    // /containerLogs: the pod and its status as /pods shows them, the file from the runtime.
+    containerLogs: {
+      getPodByName: (namespace, name) =>
+        k.podsWithStatus().find((p) => p.metadata?.namespace === namespace && p.metadata?.name === name),
+      getContainerLogs: (containerId, logOptions, stdout, stderr, signal) =>
+        getContainerLogs(cri.runtimeService, containerId, logOptions, stdout, stderr, {
+          clock,
+          logger: logger.child({ component: 'logs' }),
+          signal,
+        }),
+    },
   });
 
   let bound: { address: string; port: number } | undefined;

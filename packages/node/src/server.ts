@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger, Pod } from '@kubelet-kit/core';
 import type { Registry } from 'prom-client';
+import { type ContainerLogsHost, serveContainerLogs } from './server-logs.js';
 
 /** One health check; `check` returns an error message when unhealthy. */
 export interface HealthCheck {
@@ -20,6 +21,8 @@ export interface KubeletServerOptions {
   readonly healthChecks: readonly HealthCheck[];
   readonly registry: Registry;
   readonly logger: Logger;
+  /** `/containerLogs/{namespace}/{pod}/{container}`; absent, the path is not served. */
+  readonly containerLogs?: ContainerLogsHost;
 }
 
 /**
@@ -69,6 +72,8 @@ export class KubeletServer {
       res.end('method not allowed\n');
       return;
     }
+    if (this.#options.containerLogs && (await serveContainerLogs(this.#options.containerLogs, url, res)))
+      return;
     switch (url.pathname) {
       case '/healthz':
         return this.#healthz(url, res);
