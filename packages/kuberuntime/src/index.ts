@@ -15,6 +15,15 @@ export {
   type ImageUser,
 } from './container-config.js';
 export {
+  ContainerLogManager,
+  type ContainerLogManagerOptions,
+  defaultContainerLogMaxFiles,
+  defaultContainerLogMaxSizeBytes,
+  defaultContainerLogMaxWorkers,
+  defaultContainerLogMonitorIntervalMs,
+  type LogRotationRuntimeService,
+} from './container-log-manager.js';
+export {
   DNSConfigurer,
   type DNSConfigurerOptions,
   type DNSOptions,
