@@ -83,7 +83,7 @@ const agent = new KubeletServer({
   },
 });
 const agentAddr = await agent.start();
-const raw = http.createServer((req, res) => {
+const raw = http.createServer((_req, res) => {
   res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
   fs.createReadStream(file).pipe(res);
 });

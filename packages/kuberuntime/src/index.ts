@@ -55,7 +55,6 @@ export {
 } from './labels.js';
 // Container logs: upstream's ReadLogs and the ContainerLogManager's rotation.
 export {
-  findTailLineStartIndex,
   getContainerLogs,
   type LogOptions,
   type LogStreamWriter,

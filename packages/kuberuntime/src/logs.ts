@@ -161,11 +161,10 @@ interface LogMessage {
   log: Buffer;
 }
 
-class MaximumWrite extends Error {}
-
 /**
  * Upstream `FindTailLineStartIndex`: the offset of the n-th line from the end (raw lines, so
  * partial CRI lines count each); 0 when n < 0 or the file has fewer lines.
+ * @internal
  */
 export async function findTailLineStartIndex(f: fs.FileHandle, n: number): Promise<number> {
   if (n < 0) return 0;
