@@ -333,7 +333,7 @@ class LogWatcher {
 
   /** Resolves on a file event, after `periodMs`, or when aborted. */
   async wait(clock: Clock, periodMs: number, signal: AbortSignal | undefined): Promise<void> {
-    if (this.#dirty) {
+    if (this.#dirty || signal?.aborted) {
       this.#dirty = false;
       return;
     }

@@ -129,7 +129,7 @@ describe('ContainerLogManager', () => {
     await new Promise((r) => setTimeout(r, 20));
     expect(files('a')).toEqual(['0.log']);
     clock.advance(1);
-    for (let i = 0; i < 100 && (files('a').length < 2 || files('b').length < 2); i++)
+    for (let i = 0; i < 2000 && (files('a').length < 2 || files('b').length < 2); i++)
       await new Promise((r) => setTimeout(r, 5));
     await m.stop();
     expect(files('a')).toHaveLength(2);

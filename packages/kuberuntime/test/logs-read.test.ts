@@ -231,7 +231,7 @@ describe('readLogs follow', () => {
   async function until(check: () => boolean): Promise<void> {
     for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setImmediate(r));
     // fs.watch events come from the OS: give them real turns of the event loop.
-    for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < 2000 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
     expect(check()).toBe(true);
   }
 
