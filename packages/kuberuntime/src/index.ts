@@ -15,6 +15,15 @@ export {
   type ImageUser,
 } from './container-config.js';
 export {
+  ContainerLogManager,
+  type ContainerLogManagerOptions,
+  defaultContainerLogMaxFiles,
+  defaultContainerLogMaxSizeBytes,
+  defaultContainerLogMaxWorkers,
+  defaultContainerLogMonitorIntervalMs,
+  type LogRotationRuntimeService,
+} from './container-log-manager.js';
+export {
   DNSConfigurer,
   type DNSConfigurerOptions,
   type DNSOptions,
@@ -55,6 +64,17 @@ export {
   podTerminationGracePeriodLabel,
   podUIDLabel,
 } from './labels.js';
+// Container logs: upstream's ReadLogs and the ContainerLogManager's rotation.
+export {
+  getContainerLogs,
+  type LogOptions,
+  type LogStreamWriter,
+  type LogsRuntimeService,
+  newLogOptions,
+  type PodLogOptions,
+  type ReadLogsOptions,
+  readLogs,
+} from './logs.js';
 export {
   type ContainerKillReason,
   type ContainerToKillInfo,

@@ -10,7 +10,12 @@ import {
   type Pod,
   RealClock,
 } from '@kubelet-kit/core';
-import { type ImageGCManager, KubeGenericRuntimeManager } from '@kubelet-kit/kuberuntime';
+import {
+  ContainerLogManager,
+  getContainerLogs,
+  type ImageGCManager,
+  KubeGenericRuntimeManager,
+} from '@kubelet-kit/kuberuntime';
 import { PodConfig, type PodSource } from '@kubelet-kit/pod-config';
 import { BasicPodManager } from '@kubelet-kit/pod-manager';
 import { DefaultProbeManager, DefaultResultsManager } from '@kubelet-kit/prober';
@@ -158,6 +163,15 @@ export interface AgentOptions {
   readonly systemReserved?: Readonly<Record<string, string>>;
   /** Upstream --kube-reserved, e.g. `{ cpu: '100m', memory: '100Mi' }`: taken off allocatable. */
   readonly kubeReserved?: Readonly<Record<string, string>>;
+  // Container log rotation (upstream's ContainerLogManager flags and defaults).
+  /** Rotate a container's log at this size (`--container-log-max-size`, default 10Mi). */
+  readonly containerLogMaxSizeBytes?: number;
+  /** Log files kept per container, the current one included (`--container-log-max-files`, default 5). */
+  readonly containerLogMaxFiles?: number;
+  /** Containers rotated at once (`--container-log-max-workers`, default 1). */
+  readonly containerLogMaxWorkers?: number;
+  /** How often logs are checked (`--container-log-monitor-interval`, default 10 s). */
+  readonly containerLogMonitorIntervalMs?: number;
   readonly clock?: Clock;
   readonly logger?: Logger;
   readonly recorder?: EventRecorder;
@@ -436,6 +450,20 @@ export function createAgent(options: AgentOptions): Agent {
     onResult: (type, listener) => resultManagers[type].subscribe(listener),
   };
 
+  // Container log rotation: bad settings fail here, before anything starts.
+  const containerLogManager = new ContainerLogManager({
+    runtimeService: cri.runtimeService,
+    ...(options.containerLogMaxSizeBytes !== undefined
+      ? { maxSizeBytes: options.containerLogMaxSizeBytes }
+      : {}),
+    ...(options.containerLogMaxFiles !== undefined ? { maxFiles: options.containerLogMaxFiles } : {}),
+    ...(options.containerLogMaxWorkers !== undefined ? { maxWorkers: options.containerLogMaxWorkers } : {}),
+    ...(options.containerLogMonitorIntervalMs !== undefined
+      ? { monitorIntervalMs: options.containerLogMonitorIntervalMs }
+      : {}),
+    clock,
+    logger: logger.child({ component: 'container-log-manager' }),
+  });
   const { pleg, podCache } = createPleg({ runtime, clock, logger, metrics });
   const runtimeState = new RuntimeState({ runtime, clock, logger });
   kubelet = new Kubelet({
@@ -547,6 +575,17 @@ export function createAgent(options: AgentOptions): Agent {
       runtimeService: cri.runtimeService,
       logger: logger.child({ component: 'streaming' }),
     }),
+    // /containerLogs: the pod and its status as /pods shows them, the file from the runtime.
+    containerLogs: {
+      getPodByName: (namespace, name) =>
+        k.podsWithStatus().find((p) => p.metadata?.namespace === namespace && p.metadata?.name === name),
+      getContainerLogs: (containerId, logOptions, stdout, stderr, signal) =>
+        getContainerLogs(cri.runtimeService, containerId, logOptions, stdout, stderr, {
+          clock,
+          logger: logger.child({ component: 'logs' }),
+          signal,
+        }),
+    },
   });
 
   let bound: { address: string; port: number } | undefined;
@@ -622,6 +661,7 @@ export function createAgent(options: AgentOptions): Agent {
       await k.start();
       // Upstream's StartGarbageCollection: image GC at once, then every ImageGCPeriod.
       imageGCManager.start();
+      containerLogManager.start();
       // The heartbeat starts once the agent runs.
       api.nodeLease?.start();
     },
@@ -631,6 +671,7 @@ export function createAgent(options: AgentOptions): Agent {
       await imageGCManager.stop();
       await nodeStatus?.stop();
       await k.stop();
+      await containerLogManager.stop();
       await api.eventRecorder?.stop();
       await api.stop();
       await server.stop();

@@ -4,7 +4,7 @@ import './apply-v8-tuning.js';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import type { Logger, Pod } from '@kubelet-kit/core';
+import { type Logger, type Pod, quantityValue } from '@kubelet-kit/core';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { pino } from 'pino';
 import { type AgentOptions, createAgent } from './agent.js';
@@ -117,6 +117,11 @@ interface RunFlags {
   cgroupRoot?: string;
   podMaxPids?: number;
   enforceNodeAllocatable?: string[];
+  // Container log rotation.
+  containerLogMaxSize?: number;
+  containerLogMaxFiles?: number;
+  containerLogMaxWorkers?: number;
+  containerLogMonitorInterval?: number;
   logLevel: string;
   logFile?: string;
   table: boolean;
@@ -370,6 +375,19 @@ async function run(flags: RunFlags, command: Command): Promise<void> {
               .filter((v) => v !== '' && v !== 'none'),
           }
         : {}),
+      // Container log rotation.
+      ...(flags.containerLogMaxSize !== undefined
+        ? { containerLogMaxSizeBytes: flags.containerLogMaxSize }
+        : {}),
+      ...(flags.containerLogMaxFiles !== undefined
+        ? { containerLogMaxFiles: flags.containerLogMaxFiles }
+        : {}),
+      ...(flags.containerLogMaxWorkers !== undefined
+        ? { containerLogMaxWorkers: flags.containerLogMaxWorkers }
+        : {}),
+      ...(flags.containerLogMonitorInterval !== undefined
+        ? { containerLogMonitorIntervalMs: flags.containerLogMonitorInterval }
+        : {}),
     };
     if (kubeletConfig) {
       const applied = applyKubeletConfig(options, kubeletConfig, explicit);
@@ -609,6 +627,54 @@ program
     return n;
   })
   .option('--enforce-node-allocatable <list...>', 'pods (default) or none: kubepods limited to allocatable')
+  // Container log rotation (upstream's flags; defaults 10Mi, 5, 1, 10s).
+  .option(
+    '--container-log-max-size <quantity>',
+    "rotate a container's log when it reaches this size, e.g. 10Mi",
+    (value: string): number => {
+      let n: number;
+      try {
+        n = quantityValue(value);
+      } catch {
+        throw new InvalidArgumentError(
+          `--container-log-max-size: ${JSON.stringify(value)} is not a quantity`,
+        );
+      }
+      if (n <= 0) throw new InvalidArgumentError('--container-log-max-size must be greater than 0');
+      return n;
+    },
+  )
+  .option(
+    '--container-log-max-files <n>',
+    'log files kept per container, the current one included (at least 2)',
+    (value: string): number => {
+      const n = int('--container-log-max-files')(value);
+      if (n < 2) throw new InvalidArgumentError('--container-log-max-files must be greater than 1');
+      return n;
+    },
+  )
+  .option(
+    '--container-log-max-workers <n>',
+    'containers whose logs are rotated at once',
+    (value: string): number => {
+      const n = int('--container-log-max-workers')(value);
+      if (n < 1)
+        throw new InvalidArgumentError('--container-log-max-workers must be greater than or equal to 1');
+      return n;
+    },
+  )
+  .option(
+    '--container-log-monitor-interval <duration>',
+    'how often container logs are checked for rotation',
+    (value: string): number => {
+      const ms = duration(value);
+      if (ms < 3000)
+        throw new InvalidArgumentError(
+          '--container-log-monitor-interval must be a positive time duration greater than or equal to 3s',
+        );
+      return ms;
+    },
+  )
   .option('--log-level <level>', 'debug, info, warn or error', 'info')
   .option(
     '--log-file <path>',

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
+import { quantityValue } from '@kubelet-kit/core';
 import { parse as parseYaml } from 'yaml';
 import type { AgentOptions } from './agent.js';
 import { parseGoDuration } from './go-duration.js';
@@ -77,7 +78,12 @@ export type KubeletConfigAgentOptions = {
     | 'cgroupDriver'
     | 'cgroupRoot'
     | 'podPidsLimit'
-    | 'enforceNodeAllocatable']?: AgentOptions[K];
+    | 'enforceNodeAllocatable'
+    // Container log rotation.
+    | 'containerLogMaxSizeBytes'
+    | 'containerLogMaxFiles'
+    | 'containerLogMaxWorkers'
+    | 'containerLogMonitorIntervalMs']?: AgentOptions[K];
 };
 
 /**
@@ -195,6 +201,10 @@ export const optionFlags: Readonly<
   maxParallelImagePulls: 'maxParallelImagePulls',
   registryPullQPS: 'registryQps',
   registryBurst: 'registryBurst',
+  containerLogMaxSizeBytes: 'containerLogMaxSize',
+  containerLogMaxFiles: 'containerLogMaxFiles',
+  containerLogMaxWorkers: 'containerLogMaxWorkers',
+  containerLogMonitorIntervalMs: 'containerLogMonitorInterval',
   registerNode: 'registerNode',
   nodeStatusUpdateFrequencyMs: 'nodeStatusUpdateFrequency',
   nodeStatusReportFrequencyMs: 'nodeStatusReportFrequency',
@@ -251,6 +261,16 @@ function checkReserved(map: Record<string, string>): string | undefined {
     if (!quantityPattern.test(quantity)) return `${name}: ${JSON.stringify(quantity)} is not a quantity`;
   }
   return undefined;
+}
+
+/** A `containerLogMaxSize` quantity in bytes; undefined when it is not a positive quantity. */
+function logMaxSizeBytes(v: string): number | undefined {
+  try {
+    const n = quantityValue(v);
+    return n > 0 ? n : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Upstream v1.34's evictionHard default. */
@@ -375,10 +395,37 @@ const fields: Readonly<Record<string, Field>> = {
   failSwapOn: { kind: 'bool', pointer: true, def: true },
   // No swap for containers: upstream's NoSwap.
   memorySwap: { kind: 'object', def: {}, alsoAccepted: [{ swapBehavior: '' }, { swapBehavior: 'NoSwap' }] },
-  containerLogMaxSize: { kind: 'string', def: '10Mi' },
-  containerLogMaxFiles: { kind: 'int', pointer: true, def: 5 },
-  containerLogMaxWorkers: { kind: 'int', pointer: true, def: 1 },
-  containerLogMonitorInterval: { kind: 'duration', pointer: true, def: 10 * s },
+  // Container log rotation (upstream's ContainerLogManager; validation as upstream's).
+  containerLogMaxSize: {
+    kind: 'string',
+    def: '10Mi',
+    to: 'containerLogMaxSizeBytes',
+    check: (v: string) =>
+      logMaxSizeBytes(v) === undefined ? `${JSON.stringify(v)} is not a positive quantity` : undefined,
+  },
+  containerLogMaxFiles: {
+    kind: 'int',
+    pointer: true,
+    def: 5,
+    min: 2,
+    max: int32.max,
+    to: 'containerLogMaxFiles',
+  },
+  containerLogMaxWorkers: {
+    kind: 'int',
+    pointer: true,
+    def: 1,
+    min: 1,
+    max: int32.max,
+    to: 'containerLogMaxWorkers',
+  },
+  containerLogMonitorInterval: {
+    kind: 'duration',
+    pointer: true,
+    def: 10 * s,
+    min: 3 * s,
+    to: 'containerLogMonitorIntervalMs',
+  },
   // ConfigMaps and Secrets are read through a TTL cache (upstream's Cache strategy).
   configMapAndSecretChangeDetectionStrategy: { kind: 'string', def: 'Watch', alsoAccepted: ['Cache'] },
   reservedSystemCPUs: { kind: 'string', def: '' },
@@ -543,6 +590,8 @@ class Reader {
   }
 
   set(key: keyof KubeletConfigAgentOptions | keyof PendingKubeletConfigOptions, value: unknown): void {
+    // The file has a quantity, the agent bytes.
+    if (key === 'containerLogMaxSizeBytes') value = logMaxSizeBytes(value as string);
     if (key in optionFlagsOfPending) (this.pending as Record<string, unknown>)[key] = value;
     else (this.options as Record<string, unknown>)[key] = value;
   }

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger, Pod } from '@kubelet-kit/core';
 import type { Registry } from 'prom-client';
 import type { AuthDecision, KubeletAuth } from './server-auth.js';
+import { type ContainerLogsHost, serveContainerLogs } from './server-logs.js';
 import { type StatsHandlers, serveStats } from './server-stats.js';
 import type { StreamingServer } from './server-streaming.js';
 import type { ServingTls } from './server-tls.js';
@@ -36,6 +37,8 @@ export interface KubeletServerOptions {
   readonly readOnlyPort?: number;
   /** `/exec`, `/attach`, `/portForward`, `/run`; absent → 404. */
   readonly streaming?: StreamingServer;
+  /** `/containerLogs/{namespace}/{pod}/{container}`; absent, the path is not served. */
+  readonly containerLogs?: ContainerLogsHost;
 }
 
 /**
@@ -182,6 +185,8 @@ export class KubeletServer {
       res.end('method not allowed\n');
       return;
     }
+    if (this.#options.containerLogs && (await serveContainerLogs(this.#options.containerLogs, url, res)))
+      return;
     switch (url.pathname) {
       case '/healthz':
         return this.#healthz(url, res);

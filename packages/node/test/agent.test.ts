@@ -148,7 +148,8 @@ describe('agent on the in-memory CRI', () => {
     fs.writeFileSync(path.join(dir, 'manifests', 'slow.json'), manifest('slow'));
     // StartContainer takes real time while the fake clock runs: several 1 s relists pass meanwhile.
     server.setLatency('StartContainer', 300);
-    await start();
+    // The log rotation's own ContainerStatus reads (every 10 s) are not the pod's.
+    await start(110, { containerLogMonitorIntervalMs: 3_600_000 });
     await pump(clock, () => server.calls('CreateContainer').length > 0);
     const relistsBefore = server.calls('ListPodSandbox').filter((c) => !hasFilter(c.request)).length;
     const statusReadsBefore = server.calls('ContainerStatus').length;

@@ -499,3 +499,24 @@ registryBurst: 3
     expect(applyKubeletConfig(fromFlags, parse(''), explicit).options).toEqual(fromFlags);
   });
 });
+
+describe('container log rotation fields', () => {
+  it('map to the agent options, the size in bytes', () => {
+    const c = parse(
+      'containerLogMaxSize: 5Mi\ncontainerLogMaxFiles: 3\ncontainerLogMaxWorkers: 2\ncontainerLogMonitorInterval: 4s\n',
+    );
+    expect(c.options).toMatchObject({
+      containerLogMaxSizeBytes: 5 * 1024 * 1024,
+      containerLogMaxFiles: 3,
+      containerLogMaxWorkers: 2,
+      containerLogMonitorIntervalMs: 4000,
+    });
+  });
+
+  it("refuses values upstream's validation refuses, naming the field", () => {
+    expect(errorOf('containerLogMaxSize: lots\n').field).toBe('containerLogMaxSize');
+    expect(errorOf('containerLogMaxFiles: 1\n').field).toBe('containerLogMaxFiles');
+    expect(errorOf('containerLogMaxWorkers: 0\n').field).toBe('containerLogMaxWorkers');
+    expect(errorOf('containerLogMonitorInterval: 1s\n').field).toBe('containerLogMonitorInterval');
+  });
+});

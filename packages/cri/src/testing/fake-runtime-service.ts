@@ -887,6 +887,11 @@ export class FakeRuntimeService {
         if (c.state !== ContainerState.CONTAINER_RUNNING) {
           throw new StatusError('Unknown', 'container is not running');
         }
+        // containerd reopens the log by path: a rotated (renamed) file is replaced by a new one.
+        if (c.logPath) {
+          fs.mkdirSync(path.dirname(c.logPath), { recursive: true });
+          fs.appendFileSync(c.logPath, '');
+        }
         return {};
       },
 
