@@ -78,7 +78,7 @@ describe('container logs: kubectl logs and rotation', () => {
     kubectlPath = execFileSync('bash', [path.join(repoRoot, 'scripts/kubectl.sh')], {
       encoding: 'utf8',
     }).trim();
-    api = new FakeApiServer({ kubeletScheme: 'http' });
+    api = new FakeApiServer({ kubeletScheme: 'https' });
     await api.start();
     kubeconfig = api.writeKubeconfig(path.join(dir, 'kubeconfig'));
     const manifests = path.join(dir, 'manifests');
@@ -160,15 +160,15 @@ describe('container logs: kubectl logs and rotation', () => {
 
     // Straight at the agent: the query options as upstream's, and its refusals.
     const base = `${agent!.baseUrl}/containerLogs/default/${pod}/main`;
-    expect(await (await fetch(`${base}?tailLines=1&limitBytes=4`)).text()).toBe('line');
-    const bad = await fetch(`${base}?tailLines=-1`);
+    expect(await (await agent!.fetch(`${base}?tailLines=1&limitBytes=4`)).text()).toBe('line');
+    const bad = await agent!.fetch(`${base}?tailLines=-1`);
     expect(bad.status).toBe(422);
-    const noPrevious = await fetch(`${base}?previous=true`);
+    const noPrevious = await agent!.fetch(`${base}?previous=true`);
     expect([noPrevious.status, await noPrevious.text()]).toEqual([
       400,
       `previous terminated container "main" in pod "${pod}" not found`,
     ]);
-    const missing = await fetch(`${agent!.baseUrl}/containerLogs/default/${pod}/nope`);
+    const missing = await agent!.fetch(`${agent!.baseUrl}/containerLogs/default/${pod}/nope`);
     expect([missing.status, await missing.text()]).toEqual([
       404,
       `container "nope" not found in pod "${pod}"`,

@@ -65,7 +65,7 @@ describe('kubectl exec and port-forward through the agent', () => {
     kubectlPath = execFileSync('bash', [path.join(repoRoot, 'scripts/kubectl.sh')], {
       encoding: 'utf8',
     }).trim();
-    api = new FakeApiServer({ kubeletScheme: 'http' });
+    api = new FakeApiServer({ kubeletScheme: 'https' });
     await api.start();
     kubeconfig = api.writeKubeconfig(path.join(dir, 'kubeconfig'));
     const manifests = path.join(dir, 'manifests');
@@ -227,10 +227,10 @@ describe('kubectl exec and port-forward through the agent', () => {
 
   it('/run answers ExecSync output directly', async () => {
     const url = `${agent!.baseUrl}/run/default/${podName}/main`;
-    const res = await fetch(`${url}?cmd=${encodeURIComponent('echo run-ok')}`, { method: 'POST' });
+    const res = await agent!.fetch(`${url}?cmd=${encodeURIComponent('echo run-ok')}`, { method: 'POST' });
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('run-ok\n');
-    const missing = await fetch(`${agent!.baseUrl}/run/default/nope/main?cmd=ls`, { method: 'POST' });
+    const missing = await agent!.fetch(`${agent!.baseUrl}/run/default/nope/main?cmd=ls`, { method: 'POST' });
     expect(missing.status).toBe(404);
   }, 30_000);
 });

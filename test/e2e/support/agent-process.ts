@@ -1,6 +1,7 @@
 // Runs `kubelet-kit run` as a child process for end-to-end tests, and reads its /pods.
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import https from 'node:https';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Pod } from '@kubelet-kit/core';
@@ -32,7 +33,13 @@ function assertBuilt(): void {
 
 export interface AgentProcess {
   readonly child: ChildProcess;
+  /** `http://127.0.0.1:<port>`, or `https://…` when the agent serves HTTPS (off loopback, auth). */
   readonly baseUrl: string;
+  /**
+   * A request to the agent's port (a path, or a URL under baseUrl); over HTTPS without verifying
+   * the agent's self-signed certificate.
+   */
+  fetch(pathOrUrl: string, init?: { method?: string; headers?: Record<string, string> }): Promise<Response>;
   /** Every JSON log line the agent printed so far. */
   readonly logs: Array<Record<string, unknown>>;
   pods(): Promise<Pod[]>;
@@ -75,6 +82,10 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentProce
       'debug',
       '--file-check-frequency',
       '2s',
+      // The test images cannot be pulled again here: no image GC unless a test asks for it
+      // (its own --image-gc-high-threshold comes later and wins).
+      '--image-gc-high-threshold',
+      '100',
       ...(options.args ?? []),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
@@ -85,6 +96,7 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentProce
   child.stderr?.on('data', (d: Buffer) => {
     stderr += d.toString();
   });
+  let scheme: 'http' | 'https' = 'http';
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`agent did not start in time; stderr: ${stderr}`)),
@@ -103,6 +115,7 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentProce
           const entry = JSON.parse(line) as Record<string, unknown>;
           logs.push(entry);
           if (entry.msg === 'serving /healthz, /pods, /metrics' && typeof entry.port === 'number') {
+            if (entry.scheme === 'https') scheme = 'https';
             clearTimeout(timer);
             resolve(entry.port);
           }
@@ -112,14 +125,19 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentProce
       }
     });
   });
-  const baseUrl = `http://127.0.0.1:${port}`;
+  const baseUrl = `${scheme}://127.0.0.1:${port}`;
+  const agentFetch = (pathOrUrl: string, init: { method?: string; headers?: Record<string, string> } = {}) =>
+    scheme === 'http'
+      ? fetch(pathOrUrl.startsWith('/') ? `${baseUrl}${pathOrUrl}` : pathOrUrl, init)
+      : insecureHttpsFetch(pathOrUrl.startsWith('/') ? `${baseUrl}${pathOrUrl}` : pathOrUrl, init);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     child,
     baseUrl,
     logs,
+    fetch: agentFetch,
     async pods() {
-      const res = await fetch(`${baseUrl}/pods`);
+      const res = await agentFetch('/pods');
       return ((await res.json()) as { items: Pod[] }).items;
     },
     async stop() {
@@ -188,4 +206,32 @@ export function podNamed(pods: readonly Pod[], name: string): Pod | undefined {
 
 export function isRunningWithIP(pod: Pod | undefined): boolean {
   return pod?.status?.phase === 'Running' && Boolean(pod.status.podIP);
+}
+
+/** A GET or POST over HTTPS that accepts any certificate (the agent's is self-signed). */
+function insecureHttpsFetch(
+  url: string,
+  init: { method?: string; headers?: Record<string, string> },
+): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      url,
+      { method: init.method ?? 'GET', headers: init.headers, rejectUnauthorized: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const headers = new Headers();
+          for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') headers.set(k, v);
+          const status = res.statusCode ?? 0;
+          // A Response cannot carry a body with 1xx, 204 or 304.
+          const body = [101, 204, 304].includes(status) ? null : Buffer.concat(chunks);
+          resolve(new Response(body, { status, headers }));
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
 }
