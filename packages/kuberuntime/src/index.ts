@@ -84,6 +84,7 @@ export {
 } from './pod-actions.js';
 export { getPodQOS, type PodQOSClass } from './qos.js';
 export type { LinuxResourceOptions } from './resources.js';
+export { maxShares, milliCPUToQuota, milliCPUToShares, minShares, quotaPeriod } from './resources.js';
 export {
   convertPodStatusToRunningPod,
   crashLoopBackOffInitialMs,

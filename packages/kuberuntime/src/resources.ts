@@ -4,23 +4,25 @@ import type { LinuxContainerResources } from '@kubelet-kit/cri';
 // CPU and memory of a container's Linux resources (upstream `helpers_linux.go`,
 // `kuberuntime_container_linux.go`).
 
+/** The fewest CPU shares a cgroup gets (upstream `MinShares`). @public */
 export const minShares = 2;
+/** The most CPU shares a cgroup gets (upstream `MaxShares`). @public */
 export const maxShares = 262144;
 export const sharesPerCPU = 1024;
 export const milliCPUToCPU = 1000;
-/** The default CFS period, in microseconds. */
+/** The default CFS period, in microseconds. @public */
 export const quotaPeriod = 100000;
 /** The smallest CFS quota the kernel accepts, in microseconds. */
 export const minQuotaPeriod = 1000;
 
-/** CPU shares for a request of `milliCPU`; 0 gives the minimum. */
+/** CPU shares for a request of `milliCPU`; 0 gives the minimum (upstream `MilliCPUToShares`). @public */
 export function milliCPUToShares(milliCPU: number): number {
   if (milliCPU === 0) return minShares;
   const shares = Math.trunc((milliCPU * sharesPerCPU) / milliCPUToCPU);
   return Math.min(maxShares, Math.max(minShares, shares));
 }
 
-/** The CFS quota for a limit of `milliCPU` over `period`; 0 (no quota) without a limit. */
+/** The CFS quota for a limit of `milliCPU` over `period`; 0 (no quota) without a limit. @public */
 export function milliCPUToQuota(milliCPU: number, period: number): number {
   if (milliCPU === 0) return 0;
   const quota = Math.trunc((milliCPU * period) / milliCPUToCPU);

@@ -6,19 +6,19 @@ import {
   quantityMilliValue,
   quantityValue,
 } from '@kubelet-kit/core';
-import { getPodQOS } from '@kubelet-kit/kuberuntime';
+import {
+  getPodQOS,
+  maxShares,
+  milliCPUToQuota,
+  milliCPUToShares,
+  minShares,
+  quotaPeriod,
+} from '@kubelet-kit/kuberuntime';
 
 // Upstream pkg/kubelet/cm/helpers_linux.go: the cgroup values of a pod, from its resources.
 
-/** @internal */
-export const minShares = 2;
-/** @internal */
-export const maxShares = 262144;
-const sharesPerCPU = 1024;
-const milliCPUToCPU = 1000;
-/** The default CFS period, µs. @internal */
-export const quotaPeriod = 100000;
-const minQuotaPeriod = 1000;
+// The CPU conversions are kuberuntime's, which sets the same values on each container.
+export { maxShares, milliCPUToQuota, milliCPUToShares, minShares, quotaPeriod };
 
 /**
  * What a cgroup is given (upstream `ResourceConfig`); an absent field is left as it is.
@@ -36,19 +36,6 @@ export interface ResourceConfig {
   cpuPeriod?: number;
   /** pids.max; -1 or absent for none. */
   pidsLimit?: number;
-}
-
-/** Upstream `MilliCPUToShares`: 1024 per core, clamped to [2, 262144]. @internal */
-export function milliCPUToShares(milliCPU: number): number {
-  if (milliCPU === 0) return minShares;
-  const shares = Math.trunc((milliCPU * sharesPerCPU) / milliCPUToCPU);
-  return Math.min(maxShares, Math.max(minShares, shares));
-}
-
-/** Upstream `MilliCPUToQuota`: 0 without a limit, at least 1 ms. @internal */
-export function milliCPUToQuota(milliCPU: number, period: number): number {
-  if (milliCPU === 0) return 0;
-  return Math.max(minQuotaPeriod, Math.trunc((milliCPU * period) / milliCPUToCPU));
 }
 
 /**
