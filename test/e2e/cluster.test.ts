@@ -91,7 +91,9 @@ describe('kubelet-kit run --kubeconfig: a node of a cluster', () => {
       nodeName,
       manifestDir: manifests,
       rootDir: path.join(dir, 'root'),
-      args: ['--kubeconfig', kubeconfig],
+      // A report every 15 s even when nothing changed (default 5 min), so the first test sees a
+      // nodes/status patch within its wait whatever changed after registration.
+      args: ['--kubeconfig', kubeconfig, '--node-status-report-frequency', '15s'],
     });
   }, 120_000);
 
@@ -132,9 +134,15 @@ describe('kubelet-kit run --kubeconfig: a node of a cluster', () => {
     expect(node?.metadata?.labels?.['kubernetes.io/hostname']).toBe(nodeName);
     expect(node?.status?.nodeInfo?.containerRuntimeVersion).toMatch(/^containerd:\/\//);
     expect(Number(node?.status?.capacity?.pods)).toBe(110);
-    // The status arrived as a strategic-merge patch of nodes/status, with a kubelet User-Agent.
-    const patch = api.requests.find(
-      (r) => r.method === 'PATCH' && r.path === `/api/v1/nodes/${nodeName}/status`,
+    // Registered by a POST; then the status goes as strategic-merge patches of nodes/status (the
+    // first within an update period), all with a kubelet User-Agent.
+    const created = api.requests.find((r) => r.method === 'POST' && r.path === '/api/v1/nodes');
+    expect(created?.userAgent).toMatch(/^kubelet\/v1\.34\.\d+ \(linux\/\w+\)/);
+    const patch = await waitFor(
+      'a nodes/status patch',
+      async () =>
+        api.requests.find((r) => r.method === 'PATCH' && r.path === `/api/v1/nodes/${nodeName}/status`),
+      30_000,
     );
     expect(patch?.contentType).toContain('application/strategic-merge-patch+json');
     expect(patch?.userAgent).toMatch(/^kubelet\/v1\.34\.\d+ \(linux\/\w+\)/);
