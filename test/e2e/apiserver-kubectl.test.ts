@@ -4,22 +4,19 @@
 // delete waiting on a watch. No containerd: this file may run alone anywhere kubectl runs
 // (scripts/kubectl.sh finds or installs one).
 //   npx vitest run --project e2e test/e2e/apiserver-kubectl.test.ts
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { FakeApiServer } from '@kubelet-kit/apiserver/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findKubectl } from './support/kubectl.js';
 
 const run = promisify(execFile);
-const root = fileURLToPath(new URL('../..', import.meta.url));
-const kubectlPath = execFileSync('bash', [path.join(root, 'scripts/kubectl.sh')], {
-  encoding: 'utf8',
-}).trim();
+const kubectlPath = findKubectl();
 
 let api: FakeApiServer;
 /** A stand-in kubelet for `kubectl logs`: answers /containerLogs. */

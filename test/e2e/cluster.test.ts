@@ -12,7 +12,6 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { FakeApiServer, type KubeObject } from '@kubelet-kit/apiserver/testing';
 import type { Node, Pod } from '@kubelet-kit/core';
@@ -26,9 +25,9 @@ import {
   startAgent,
   waitFor,
 } from './support/agent-process.js';
+import { findKubectl } from './support/kubectl.js';
 
 const run = promisify(execFile);
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const nodeName = `e2e-cluster-${randomBytes(3).toString('hex')}`;
 const sleeper = "trap 'exit 0' TERM; while true; do sleep 1; done";
 const podName = (name: string) => `${name}-${nodeName}`;
@@ -76,9 +75,7 @@ describe('kubelet-kit run --kubeconfig: a node of a cluster', () => {
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kk-cluster-e2e-'));
-    kubectlPath = execFileSync('bash', [path.join(repoRoot, 'scripts/kubectl.sh')], {
-      encoding: 'utf8',
-    }).trim();
+    kubectlPath = findKubectl();
     api = new FakeApiServer({ kubeletScheme: 'http' });
     await api.start();
     kubeconfig = api.writeKubeconfig(path.join(dir, 'kubeconfig'));

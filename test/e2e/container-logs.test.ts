@@ -5,20 +5,19 @@
 // with at most 5 files of about 10 MiB, and the newest lines still read.
 //   source scripts/containerd/env.sh && bash scripts/containerd/up.sh && npm run build
 //   npx vitest run --project e2e test/e2e/container-logs.test.ts
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { FakeApiServer, type KubeObject } from '@kubelet-kit/apiserver/testing';
 import type { Pod } from '@kubelet-kit/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AgentProcess, busybox, removeNodePods, startAgent, waitFor } from './support/agent-process.js';
+import { findKubectl } from './support/kubectl.js';
 
 const run = promisify(execFile);
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const nodeName = `e2e-logs-${randomBytes(3).toString('hex')}`;
 const podName = (name: string) => `${name}-${nodeName}`;
 const MiB = 1024 * 1024;
@@ -75,9 +74,7 @@ describe('container logs: kubectl logs and rotation', () => {
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kk-logs-e2e-'));
-    kubectlPath = execFileSync('bash', [path.join(repoRoot, 'scripts/kubectl.sh')], {
-      encoding: 'utf8',
-    }).trim();
+    kubectlPath = findKubectl();
     api = new FakeApiServer({ kubeletScheme: 'https' });
     await api.start();
     kubeconfig = api.writeKubeconfig(path.join(dir, 'kubeconfig'));
