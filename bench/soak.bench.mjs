@@ -114,6 +114,8 @@ function soakPodManifest(i, generation) {
     spec: {
       // busybox httpd as PID 1 ignores SIGTERM: each kill waits the grace period out.
       terminationGracePeriodSeconds: 1,
+      // No cluster DNS here: the node's resolv.conf, without a MissingClusterDNS warning per pod.
+      dnsPolicy: 'Default',
       containers: [
         {
           name: 'httpd',
