@@ -126,7 +126,8 @@ describe('simulateNodes against the in-memory API server', () => {
         .map((p) => `${p.metadata?.name}@${p.spec?.nodeName}`)
         .sort(),
     ).toEqual(['bad@sim-0', 'job@sim-2']);
-  });
+    // Three agents over real gRPC and HTTP: more real I/O turns than one agent's tests take.
+  }, 60_000);
 
   it('adds nodes numbered on from the last', async () => {
     sim = await simulateNodes({
