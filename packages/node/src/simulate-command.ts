@@ -18,6 +18,8 @@ interface SimulateFlags {
   nodeStatusReportFrequency?: number;
   syncFrequency?: number;
   resolvConf: string;
+  clusterDns?: string[];
+  clusterDomain?: string;
   logLevel: string;
   logFile?: string;
 }
@@ -61,6 +63,15 @@ async function simulate(flags: SimulateFlags): Promise<void> {
   ) as unknown as Logger;
   const agent: SimulatedNodeOptions = {
     resolvConf: flags.resolvConf,
+    ...(flags.clusterDns?.length
+      ? {
+          clusterDNS: flags.clusterDns
+            .flatMap((v) => v.split(','))
+            .map((v) => v.trim())
+            .filter(Boolean),
+        }
+      : {}),
+    ...(flags.clusterDomain !== undefined ? { clusterDomain: flags.clusterDomain } : {}),
     ...(flags.nodeLeaseDurationSeconds !== undefined
       ? { nodeLeaseDurationSeconds: flags.nodeLeaseDurationSeconds }
       : {}),
@@ -154,6 +165,8 @@ export function simulateCommand(): Command {
       "resolver configuration pods' DNS is based on ('' for none)",
       '/etc/resolv.conf',
     )
+    .option('--cluster-dns <ips...>', 'comma-separated IPs of the cluster DNS servers, for ClusterFirst pods')
+    .option('--cluster-domain <domain>', "the cluster's DNS domain")
     .option('--log-level <level>', 'debug, info, warn or error', 'warn')
     .option('--log-file <path>', 'write logs there (default: stdout)')
     .action((flags: SimulateFlags) => simulate(flags));
