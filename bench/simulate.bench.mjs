@@ -34,7 +34,6 @@ const lateAfterMs = renewIntervalMs * 1.04 + 1000;
 const prefix = 'sim-';
 const log = (msg) => console.error(`simulate.bench: ${msg}`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const round = (x, digits = 2) => Number(x.toFixed(digits));
 
 const ready = (n) => n?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 

@@ -352,7 +352,7 @@ test('BasicWorkQueue: due items come out by due time, each once, whatever the en
   const clock = new FakeClock(T0);
   const q = new BasicWorkQueue({ clock });
   const delays = [50, 10, 40, 10, 30, 20, 60, 0];
-  delays.forEach((d, i) => q.enqueue(`p${i}`, d));
+  for (const [i, d] of delays.entries()) q.enqueue(`p${i}`, d);
   q.enqueue('p6', 5); // superseded: p6 now due at 5, not 60
   q.enqueue('p1', 45); // superseded: later than before
   clock.advance(35);
