@@ -333,7 +333,7 @@ export class InMemoryCriServer {
 
   /**
    * Calls `listener` with each container StartContainer starts (its command, labels and
-   * annotations, its sandbox's), e.g. to make it exit later with {@link exitContainer}.
+   * annotations, its sandbox's), e.g. to make it exit later with {@link InMemoryCriServer.exitContainer}.
    * Returns an unregister function.
    */
   onContainerStarted(listener: (container: StartedContainer) => void): () => void {
