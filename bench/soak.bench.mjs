@@ -177,7 +177,15 @@ const entries = (dir) => {
 function cgroupsUnderRoot() {
   const found = [];
   const walk = (dir, rel) => {
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    let list;
+    try {
+      list = fs.readdirSync(dir, { withFileTypes: true });
+    } catch (err) {
+      // Removed while we walk: the agent is cleaning up, which is what we wait for.
+      if (err.code === 'ENOENT') return;
+      throw err;
+    }
+    for (const e of list) {
       if (!e.isDirectory()) continue;
       const r = `${rel}/${e.name}`;
       if (!/^\/kubepods(\/(burstable|besteffort))?$/.test(r)) found.push(r);
