@@ -209,3 +209,10 @@ export type {
   TokenRequestSpec,
   TokenRequestStatus,
 } from './token.js';
+// The local store of API objects the adapters write through, for offline operation.
+export {
+  InMemoryOfflineStore,
+  type OfflineStore,
+  type OfflineStoreEntry,
+  type OfflineStoreKind,
+} from './offline-store.js';
