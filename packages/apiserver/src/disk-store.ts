@@ -33,6 +33,7 @@ const kindDirs: Readonly<Record<OfflineStoreKind, string>> = {
   Secret: 'secrets',
   ServiceAccountToken: 'tokens',
   Node: 'nodes',
+  Service: 'services',
 };
 
 /** Longest file name kept readable; longer keys are hashed (names may not exceed 255 bytes). */

@@ -8,11 +8,13 @@
  * - `PodStatus`: the last status the agent sent for a pod, keyed by the pod's UID;
  * - `ConfigMap`, `Secret`: keyed `<namespace>/<name>`;
  * - `ServiceAccountToken`: issued tokens, keyed by the token manager's cache key;
- * - `Node`: this node's Node object, keyed by its name.
+ * - `Node`: this node's Node object, keyed by its name;
+ * - `Service`: the cluster's Services for container environment variables, keyed
+ *   `<namespace>/<name>`.
  *
  * @public
  */
-export type OfflineStoreKind = 'Pod' | 'PodStatus' | 'ConfigMap' | 'Secret' | 'ServiceAccountToken' | 'Node';
+export type OfflineStoreKind = 'Pod' | 'PodStatus' | 'ConfigMap' | 'Secret' | 'ServiceAccountToken' | 'Node' | 'Service';
 
 /**
  * One stored value and its key.

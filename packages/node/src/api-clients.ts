@@ -167,7 +167,9 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
     : undefined;
 
   // Services for container environment variables, as upstream's kubelet watches them.
-  const serviceLister = kubeConfig ? new ApiserverServiceLister({ kubeConfig, clock, logger }) : undefined;
+  const serviceLister = kubeConfig
+    ? new ApiserverServiceLister({ kubeConfig, clock, logger, ...(store ? { store } : {}) })
+    : undefined;
 
   const statusSinks: StatusSink[] = [];
   let mirrorClient: MirrorClient | undefined;
