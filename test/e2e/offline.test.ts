@@ -43,7 +43,11 @@ function podManifest(name: string, hostDir: string, extra: Record<string, unknow
           image: busybox,
           imagePullPolicy: 'IfNotPresent',
           // A new container clears the trigger the test leaves, then checks what it was given.
-          command: ['sh', '-c', `rm -f /host/unhealthy; test "$(cat /cm/greeting)" = hello || exit 3; ${sleeper}`],
+          command: [
+            'sh',
+            '-c',
+            `rm -f /host/unhealthy; test "$(cat /cm/greeting)" = hello || exit 3; ${sleeper}`,
+          ],
           volumeMounts: [
             { name: 'cm', mountPath: '/cm' },
             { name: 'secret', mountPath: '/secret' },
@@ -56,7 +60,10 @@ function podManifest(name: string, hostDir: string, extra: Record<string, unknow
       volumes: [
         { name: 'cm', configMap: { name: 'offline-cm' } },
         { name: 'secret', secret: { secretName: 'offline-secret' } },
-        { name: 'token', projected: { sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 3600 } }] } },
+        {
+          name: 'token',
+          projected: { sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 3600 } }] },
+        },
         { name: 'host', hostPath: { path: hostDir, type: 'DirectoryOrCreate' } },
       ],
     },
@@ -81,7 +88,12 @@ describe('kubelet-kit run --offline-store-dir: a node that works without its API
     '15s',
   ];
   const start = () =>
-    startAgent({ nodeName, manifestDir: path.join(dir, 'manifests'), rootDir: path.join(dir, 'root'), args: args() });
+    startAgent({
+      nodeName,
+      manifestDir: path.join(dir, 'manifests'),
+      rootDir: path.join(dir, 'root'),
+      args: args(),
+    });
   const apiPod = (name: string) => api.get<Pod & KubeObject>('Pod', 'default', podName(name));
   const mainContainers = async (name: string) =>
     (await runtimeState(nodeName)).containers.filter(
@@ -140,8 +152,14 @@ describe('kubelet-kit run --offline-store-dir: a node that works without its API
         },
       }) as never,
     });
-    await core.createNamespacedPod({ namespace: 'default', body: podManifest('keep', path.join(dir, 'keep')) as never });
-    await core.createNamespacedPod({ namespace: 'default', body: podManifest('doomed', path.join(dir, 'doomed')) as never });
+    await core.createNamespacedPod({
+      namespace: 'default',
+      body: podManifest('keep', path.join(dir, 'keep')) as never,
+    });
+    await core.createNamespacedPod({
+      namespace: 'default',
+      body: podManifest('doomed', path.join(dir, 'doomed')) as never,
+    });
     const names = ['flaky', 'keep', 'doomed'];
     await waitFor(
       'three pods Running on the API server',
@@ -152,12 +170,17 @@ describe('kubelet-kit run --offline-store-dir: a node that works without its API
     const stored = (kind: string) =>
       fs.existsSync(path.join(storeDir, kind)) ? fs.readdirSync(path.join(storeDir, kind)) : [];
     await waitFor('the store filled', async () =>
-      stored('pods').length === 3 && stored('configmaps').length >= 1 && stored('secrets').length === 1 && stored('tokens').length === 3
+      stored('pods').length === 3 &&
+      stored('configmaps').length >= 1 &&
+      stored('secrets').length === 1 &&
+      stored('tokens').length === 3
         ? true
         : undefined,
     );
-    for (const file of stored('secrets')) expect(fs.statSync(path.join(storeDir, 'secrets', file)).mode & 0o777).toBe(0o600);
-    for (const file of stored('tokens')) expect(fs.statSync(path.join(storeDir, 'tokens', file)).mode & 0o777).toBe(0o600);
+    for (const file of stored('secrets'))
+      expect(fs.statSync(path.join(storeDir, 'secrets', file)).mode & 0o777).toBe(0o600);
+    for (const file of stored('tokens'))
+      expect(fs.statSync(path.join(storeDir, 'tokens', file)).mode & 0o777).toBe(0o600);
     const before = new Map<string, string>();
     for (const n of names) {
       const running = (await mainContainers(n)).filter((c) => c.state === 1);
@@ -180,7 +203,9 @@ describe('kubelet-kit run --offline-store-dir: a node that works without its API
       },
       30_000,
     );
-    expect(agent.logs.some((l) => String(l.msg).includes('serving the pods of the offline store'))).toBe(true);
+    expect(agent.logs.some((l) => String(l.msg).includes('serving the pods of the offline store'))).toBe(
+      true,
+    );
 
     // A liveness failure while the server is away restarts the container; its volumes are
     // set up again from the stored ConfigMap, Secret and token (the new container checks them).
@@ -224,23 +249,30 @@ describe('kubelet-kit run --offline-store-dir: a node that works without its API
 
     // The flaky pod's status patches arrive in order: its restart count never goes back.
     const counts = api.requests
-      .filter((r) => r.method === 'PATCH' && r.path === `/api/v1/namespaces/default/pods/${podName('flaky')}/status`)
+      .filter(
+        (r) =>
+          r.method === 'PATCH' && r.path === `/api/v1/namespaces/default/pods/${podName('flaky')}/status`,
+      )
       .map((r) => (r.body as { status?: Pod['status'] }).status?.containerStatuses?.[0]?.restartCount)
       .filter((n): n is number => n !== undefined);
     expect(counts).toEqual([...counts].sort((a, b) => a - b));
 
     // The events of the outage reach the server, in the order they happened.
-    const outageEvents = await waitFor('the outage events on the API server', async () => {
-      const events = api
-        .list<CoreV1Event & KubeObject>('Event', 'default')
-        .filter((e) => e.involvedObject.uid === flakyUid)
-        .filter((e) => {
-          const t = Date.parse(e.firstTimestamp ?? '');
-          return t >= Math.floor(outageStart / 1000) * 1000 && t <= outageEnd;
-        });
-      const reasons = events.map((e) => e.reason);
-      return ['Unhealthy', 'Killing', 'Started'].every((r) => reasons.includes(r)) ? events : undefined;
-    }, 60_000);
+    const outageEvents = await waitFor(
+      'the outage events on the API server',
+      async () => {
+        const events = api
+          .list<CoreV1Event & KubeObject>('Event', 'default')
+          .filter((e) => e.involvedObject.uid === flakyUid)
+          .filter((e) => {
+            const t = Date.parse(e.firstTimestamp ?? '');
+            return t >= Math.floor(outageStart / 1000) * 1000 && t <= outageEnd;
+          });
+        const reasons = events.map((e) => e.reason);
+        return ['Unhealthy', 'Killing', 'Started'].every((r) => reasons.includes(r)) ? events : undefined;
+      },
+      60_000,
+    );
     const byArrival = [...outageEvents].sort(
       (a, b) => Number(a.metadata?.resourceVersion) - Number(b.metadata?.resourceVersion),
     );
@@ -255,7 +287,10 @@ describe('kubelet-kit run --offline-store-dir: a node that works without its API
     await waitFor(
       'the lease renewed',
       async () => {
-        const lease = await coordination.readNamespacedLease({ name: nodeName, namespace: 'kube-node-lease' });
+        const lease = await coordination.readNamespacedLease({
+          name: nodeName,
+          namespace: 'kube-node-lease',
+        });
         return new Date(lease.spec?.renewTime ?? 0).getTime() >= back - 15_000 ? true : undefined;
       },
       30_000,

@@ -132,7 +132,11 @@ export class DiskOfflineStore implements OfflineStore {
     });
   }
 
-  async #serialize(kind: OfflineStoreKind, key: string, work: (file: string) => Promise<void>): Promise<void> {
+  async #serialize(
+    kind: OfflineStoreKind,
+    key: string,
+    work: (file: string) => Promise<void>,
+  ): Promise<void> {
     const file = path.join(await this.#kindDir(kind), fileNameOf(key));
     const previous = this.#tails.get(file) ?? Promise.resolve();
     const run = previous.then(() => work(file));

@@ -121,7 +121,10 @@ interface OfflineSourceStoreOptions {
 class OfflineSourceStore {
   readonly #o: OfflineSourceStoreOptions;
   /** The stored pods' resourceVersions, so an unchanged pod is not written again. */
-  readonly #persisted = new Map<string, { readonly rv: string | undefined; readonly uid: string | undefined }>();
+  readonly #persisted = new Map<
+    string,
+    { readonly rv: string | undefined; readonly uid: string | undefined }
+  >();
   #loaded: Promise<Map<string, Pod>> | undefined;
   #timer: Timer | undefined;
   #listed = false;
@@ -139,7 +142,10 @@ class OfflineSourceStore {
 
   start(): void {
     this.#loaded = this.#load();
-    this.#timer = this.#o.clock.setTimeout(() => void this.#serve('the first list is taking long'), this.#o.offlineAfterMs);
+    this.#timer = this.#o.clock.setTimeout(
+      () => void this.#serve('the first list is taking long'),
+      this.#o.offlineAfterMs,
+    );
   }
 
   async stop(): Promise<void> {
@@ -156,7 +162,8 @@ class OfflineSourceStore {
   replaced(pods: ReadonlyMap<string, Pod>): void {
     this.#listed = true;
     this.#timer?.cancel();
-    if (this.#serving) this.#o.logger.info({ pods: pods.size }, 'listed pods again; the stored pods are replaced');
+    if (this.#serving)
+      this.#o.logger.info({ pods: pods.size }, 'listed pods again; the stored pods are replaced');
     this.#serving = false;
     void this.#afterLoad(() => {
       for (const [key, pod] of pods) this.#put(key, pod);
@@ -183,7 +190,8 @@ class OfflineSourceStore {
     if (known && known.rv === rv && rv !== undefined) return;
     const uid = pod.metadata?.uid;
     // A pod of the same name with a new UID: the old one's last status is of no use any more.
-    if (known?.uid !== undefined && known.uid !== uid) this.#track(this.#o.store.delete('PodStatus', known.uid), `removing the stored status of ${key}`);
+    if (known?.uid !== undefined && known.uid !== uid)
+      this.#track(this.#o.store.delete('PodStatus', known.uid), `removing the stored status of ${key}`);
     this.#persisted.set(key, { rv, uid });
     this.#track(this.#o.store.put('Pod', key, pod), `storing pod ${key}`);
   }
@@ -191,13 +199,16 @@ class OfflineSourceStore {
   #delete(key: string): void {
     const uid = this.#persisted.get(key)?.uid;
     this.#persisted.delete(key);
-    if (uid !== undefined) this.#track(this.#o.store.delete('PodStatus', uid), `removing the stored status of ${key}`);
+    if (uid !== undefined)
+      this.#track(this.#o.store.delete('PodStatus', uid), `removing the stored status of ${key}`);
     this.#track(this.#o.store.delete('Pod', key), `removing stored pod ${key}`);
   }
 
   #track(write: Promise<void>, what: string): void {
     const tracked = write
-      .catch((err: unknown) => this.#o.logger.warn({ err: asError(err).message }, `offline store: ${what} failed`))
+      .catch((err: unknown) =>
+        this.#o.logger.warn({ err: asError(err).message }, `offline store: ${what} failed`),
+      )
       .finally(() => this.#writes.delete(tracked));
     this.#writes.add(tracked);
   }
@@ -230,7 +241,10 @@ class OfflineSourceStore {
     this.#serving = true;
     this.#timer?.cancel();
     this.#served = pods.size;
-    this.#o.logger.warn({ pods: pods.size }, `${why}: serving the pods of the offline store until a list succeeds`);
+    this.#o.logger.warn(
+      { pods: pods.size },
+      `${why}: serving the pods of the offline store until a list succeeds`,
+    );
     this.#o.serve(pods);
   }
 }

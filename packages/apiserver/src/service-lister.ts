@@ -112,7 +112,8 @@ export class ApiserverServiceLister implements ServiceLister {
         this.#listed = true;
         if (this.#mirror) {
           const all = new Map<string, Service>();
-          for (const [ns, names] of byNamespace) for (const [name, svc] of names) all.set(`${ns}/${name}`, svc);
+          for (const [ns, names] of byNamespace)
+            for (const [name, svc] of names) all.set(`${ns}/${name}`, svc);
           this.#mirror.replaced(all);
         }
         this.#logger.info({ services: items.length, resourceVersion }, 'listed Services');

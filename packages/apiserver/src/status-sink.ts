@@ -227,7 +227,8 @@ export class ApiserverStatusSink implements StatusSink {
     let write: Promise<void> | undefined;
     if ((result.outcome === 'updated' || result.outcome === 'unchanged') && result.pod?.status)
       write = store.put('PodStatus', uid, result.pod.status);
-    else if (result.outcome === 'notFound' || result.outcome === 'uidMismatch') write = store.delete('PodStatus', uid);
+    else if (result.outcome === 'notFound' || result.outcome === 'uidMismatch')
+      write = store.delete('PodStatus', uid);
     write?.catch((err: unknown) =>
       this.#logger.warn({ uid, err: String(err) }, 'offline store: keeping the pod status failed'),
     );

@@ -131,7 +131,10 @@ export class TokenManager implements TokenGetter {
     this.#store
       ?.put('ServiceAccountToken', key, tr)
       .catch((err: unknown) =>
-        this.#logger.warn({ cacheKey: key, err: asError(err).message }, 'offline store: keeping a token failed'),
+        this.#logger.warn(
+          { cacheKey: key, err: asError(err).message },
+          'offline store: keeping a token failed',
+        ),
       );
   }
 
@@ -139,7 +142,10 @@ export class TokenManager implements TokenGetter {
     this.#store
       ?.delete('ServiceAccountToken', key)
       .catch((err: unknown) =>
-        this.#logger.warn({ cacheKey: key, err: asError(err).message }, 'offline store: dropping a token failed'),
+        this.#logger.warn(
+          { cacheKey: key, err: asError(err).message },
+          'offline store: dropping a token failed',
+        ),
       );
   }
 

@@ -240,7 +240,10 @@ export class WatchingObjectGetter implements ObjectGetter {
       const write = object ? store.put(kind, key, object) : store.delete(kind, key);
       write.catch((err: unknown) => {
         this.#stored.delete(cacheKey);
-        this.#logger.warn({ kind, namespace, name, err: asError(err).message }, 'offline store: write failed');
+        this.#logger.warn(
+          { kind, namespace, name, err: asError(err).message },
+          'offline store: write failed',
+        );
       });
     }
     return object;

@@ -14,7 +14,14 @@
  *
  * @public
  */
-export type OfflineStoreKind = 'Pod' | 'PodStatus' | 'ConfigMap' | 'Secret' | 'ServiceAccountToken' | 'Node' | 'Service';
+export type OfflineStoreKind =
+  | 'Pod'
+  | 'PodStatus'
+  | 'ConfigMap'
+  | 'Secret'
+  | 'ServiceAccountToken'
+  | 'Node'
+  | 'Service';
 
 /**
  * One stored value and its key.

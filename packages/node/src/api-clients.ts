@@ -124,7 +124,8 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
           logger: logger.child({ component: 'offline-store' }),
         })
       : undefined);
-  if (store && options.kubeconfig) logger.info('offline operation on: API objects are kept in the offline store');
+  if (store && options.kubeconfig)
+    logger.info('offline operation on: API objects are kept in the offline store');
   const kubeconfigPath = options.kubeconfig;
   let kubeConfigLoad: Promise<KubeConfig> | undefined;
   const kubeConfig = kubeconfigPath
