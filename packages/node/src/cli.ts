@@ -16,6 +16,7 @@ import { formatPodTable } from './pod-table.js';
 import type { KubeletAuthorizationMode } from './server-auth.js';
 import type { KubeletAuthenticationOptions, KubeletAuthorizationOptions } from './server-security.js';
 import type { KubeletTlsOptions } from './server-tls.js';
+import { simulateCommand } from './simulate-command.js';
 
 function int(name: string) {
   return (value: string): number => {
@@ -753,6 +754,9 @@ program
     }
     await getPods(flags);
   });
+
+// Many simulated nodes in one process (simulate-command.ts).
+program.addCommand(simulateCommand());
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   process.stderr.write(`kubelet-kit: ${(err as Error).message}\n`);
