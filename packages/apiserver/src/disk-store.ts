@@ -55,7 +55,8 @@ interface StoredFile {
 /**
  * An {@link OfflineStore} on disk with atomic writes (temp file, fsync, rename, fsync of the
  * folder). Files hold `{"key": …, "value": …}`, so a hashed name still lists its key. Writes of
- * one key are serialized in call order. A file that cannot be parsed is logged and skipped.
+ * one key are serialized in call order. A file that cannot be read or parsed is logged (naming the
+ * file and the cause) and skipped, never thrown.
  *
  * @public
  */
@@ -179,7 +180,9 @@ export class DiskOfflineStore implements OfflineStore {
       text = await fs.readFile(file, 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw err;
+      // One unreadable entry (a folder in its place, no permission) costs that entry only.
+      this.#logger.warn({ file, err: (err as Error).message }, 'offline store: skipping an unreadable file');
+      return undefined;
     }
     try {
       const parsed = JSON.parse(text) as Partial<StoredFile> | null;
