@@ -114,6 +114,13 @@ export {
   type NodeApiErrorCode,
   type NodePressureProvider,
 } from './node-api.js';
+// The local store of API objects the adapters write through, for offline operation.
+export {
+  InMemoryOfflineStore,
+  type OfflineStore,
+  type OfflineStoreEntry,
+  type OfflineStoreKind,
+} from './offline-store.js';
 export { goArch, goOS } from './platform.js';
 export {
   buildPodFullName,

@@ -7,6 +7,7 @@ import {
   type Node,
   type NodeAllocatable,
   noopLogger,
+  type OfflineStore,
   type Pod,
   RealClock,
 } from '@kubelet-kit/core';
@@ -82,6 +83,14 @@ export interface AgentOptions {
   readonly kubeconfig?: string;
   /** A directory of ConfigMap and Secret manifests for volumes and env, when there is no API server. */
   readonly objectDirectory?: string;
+  /**
+   * Offline operation with a kubeconfig (--offline-store-dir): the folder of the on-disk store
+   * that keeps the node's pods, their ConfigMaps, Secrets and tokens, the Node and the last
+   * statuses, so the agent manages its pods while the API server is away and across restarts.
+   */
+  readonly offlineStoreDirectory?: string;
+  /** The same with a store of the embedder's own (it wins over `offlineStoreDirectory`). */
+  readonly offlineStore?: OfflineStore;
   /** Let static pods reference ConfigMaps, Secrets and the like (upstream forbids it). */
   readonly allowStaticPodApiReferences?: boolean;
   /** Upstream --max-pods; default 110. */
@@ -307,6 +316,9 @@ export function createAgent(options: AgentOptions): Agent {
     eventQPS: options.eventQPS,
     eventBurst: options.eventBurst,
     nodeLeaseDurationSeconds: options.nodeLeaseDurationSeconds,
+    // Offline operation (--offline-store-dir): pods and objects kept on disk, writes queued.
+    offlineStore: options.offlineStore,
+    offlineStoreDirectory: options.offlineStoreDirectory,
   });
   apiEvents.recorder = api.eventRecorder;
   const { objectGetter } = api;

@@ -16,6 +16,7 @@ import { formatPodTable } from './pod-table.js';
 import type { KubeletAuthorizationMode } from './server-auth.js';
 import type { KubeletAuthenticationOptions, KubeletAuthorizationOptions } from './server-security.js';
 import type { KubeletTlsOptions } from './server-tls.js';
+import { simulateCommand } from './simulate-command.js';
 
 function int(name: string) {
   return (value: string): number => {
@@ -76,6 +77,7 @@ interface RunFlags {
   address: string;
   port: number;
   objectDir?: string;
+  offlineStoreDir?: string;
   runtimeClasses?: string;
   allowStaticPodApiReferences?: boolean;
   podLogsDir?: string;
@@ -303,6 +305,7 @@ async function run(flags: RunFlags, command: Command): Promise<void> {
       ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
       ...(hostnameOverride ? { nodeName: hostnameOverride } : {}),
       ...(flags.objectDir ? { objectDirectory: flags.objectDir } : {}),
+      ...(flags.offlineStoreDir ? { offlineStoreDirectory: flags.offlineStoreDir } : {}),
       ...(flags.runtimeClasses ? { runtimeClasses: flags.runtimeClasses } : {}),
       ...(flags.allowStaticPodApiReferences ? { allowStaticPodApiReferences: true } : {}),
       ...(flags.podLogsDir ? { podLogsDirectory: flags.podLogsDir } : {}),
@@ -400,6 +403,10 @@ async function run(flags: RunFlags, command: Command): Promise<void> {
       runUsageError('no pod source given: pass --pod-manifest-path, --manifest-url or --kubeconfig');
       return;
     }
+    if (options.offlineStoreDirectory && !options.kubeconfig) {
+      runUsageError('--offline-store-dir keeps what the API server sends: it needs --kubeconfig');
+      return;
+    }
     agent = createAgent(options);
   } catch (err) {
     // A bad --runtime-classes file, say: named with its field, and nothing starts.
@@ -480,6 +487,10 @@ program
   )
   .option('--port <n>', 'port of the HTTP endpoints (0: any free port)', int('--port'), 10250)
   .option('--object-dir <path>', 'directory of ConfigMap and Secret manifests for volumes and env')
+  .option(
+    '--offline-store-dir <path>',
+    'with --kubeconfig, keep the pods, their ConfigMaps, Secrets and tokens, the Node and the last statuses here, and keep managing them while the API server is away (KubeEdge-style offline autonomy)',
+  )
   .option(
     '--runtime-classes <path>',
     'file or directory of RuntimeClass objects (node.k8s.io/v1) that pods may name in runtimeClassName (with --kubeconfig: only for names the API server lacks)',
@@ -743,6 +754,9 @@ program
     }
     await getPods(flags);
   });
+
+// Many simulated nodes in one process (simulate-command.ts).
+program.addCommand(simulateCommand());
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   process.stderr.write(`kubelet-kit: ${(err as Error).message}\n`);
