@@ -216,3 +216,10 @@ export type {
   TokenRequestSpec,
   TokenRequestStatus,
 } from './token.js';
+// The runtime's container event stream (CRI GetContainerEvents), for the evented PLEG.
+export {
+  type ContainerEventSource,
+  ContainerEventsUnimplementedError,
+  type RuntimeContainerEvent,
+  type RuntimeContainerEventType,
+} from './container-events.js';
