@@ -37,6 +37,8 @@ import { appArmorHostError, type PodFeatureSupport } from './pod-feature-admissi
 import { createPodSources, podConfigView as podConfigViewOf, sourceErrorLog } from './pod-sources.js';
 import { runningPodsToApi } from './running-pods.js';
 import { createCriServices, createPleg, RuntimeState } from './runtime-state.js';
+import { criContainerEventSource } from './container-events.js';
+import { EventedPLEG } from '@kubelet-kit/pleg';
 import { KubeletServer } from './server.js';
 import {
   type KubeletAuthenticationOptions,
@@ -190,6 +192,13 @@ export interface AgentOptions {
   readonly eventBurst?: number;
   /** Upstream --node-lease-duration-seconds: the node Lease's duration; default 40, renewed every quarter. */
   readonly nodeLeaseDurationSeconds?: number;
+  // Feature gates (upstream --feature-gates).
+  /**
+   * Upstream's feature gates by name. `EventedPLEG: true` watches the runtime's container
+   * events (CRI GetContainerEvents) and relists every 300 s beside them; a runtime without the
+   * method (containerd 1.6) falls back to relisting every second.
+   */
+  readonly featureGates?: Readonly<Record<string, boolean>>;
   // Images (upstream's image manager and image GC).
   /** Upstream --image-gc-high-threshold: image filesystem usage, percent, that starts GC; default 85. */
   readonly imageGCHighThresholdPercent?: number;
@@ -477,6 +486,18 @@ export function createAgent(options: AgentOptions): Agent {
     logger: logger.child({ component: 'container-log-manager' }),
   });
   const { pleg, podCache } = createPleg({ runtime, clock, logger, metrics });
+  // Feature gate EventedPLEG: runtime events beside the generic relist, which it slows down.
+  const eventedPleg = options.featureGates?.EventedPLEG
+    ? new EventedPLEG({
+        source: criContainerEventSource(cri.runtimeService),
+        generic: pleg,
+        runtime,
+        clock,
+        logger,
+        onFallback: (err) =>
+          logger.warn({ err }, 'EventedPLEG: runtime events unavailable; relisting every second'),
+      })
+    : undefined;
   const runtimeState = new RuntimeState({ runtime, clock, logger });
   kubelet = new Kubelet({
     nodeName,
@@ -671,6 +692,7 @@ export function createAgent(options: AgentOptions): Agent {
       // Upstream checks the node's resolv.conf once, as its sync loop starts.
       runtime.checkLimitsForResolvConf();
       await k.start();
+      eventedPleg?.start();
       // Upstream's StartGarbageCollection: image GC at once, then every ImageGCPeriod.
       imageGCManager.start();
       containerLogManager.start();
@@ -682,6 +704,7 @@ export function createAgent(options: AgentOptions): Agent {
       runtimeState.stop();
       await imageGCManager.stop();
       await nodeStatus?.stop();
+      eventedPleg?.stop();
       await k.stop();
       await containerLogManager.stop();
       await api.eventRecorder?.stop();

@@ -17,6 +17,7 @@ import type { KubeletAuthorizationMode } from './server-auth.js';
 import type { KubeletAuthenticationOptions, KubeletAuthorizationOptions } from './server-security.js';
 import type { KubeletTlsOptions } from './server-tls.js';
 import { simulateCommand } from './simulate-command.js';
+import { parseFeatureGates, unknownFeatureGates } from './feature-gates.js';
 
 function int(name: string) {
   return (value: string): number => {
@@ -25,6 +26,18 @@ function int(name: string) {
       throw new InvalidArgumentError(`${name} must be a whole number, got ${JSON.stringify(value)}`);
     return n;
   };
+}
+
+function featureGatesFlag(value: string): Record<string, boolean> {
+  let gates: Record<string, boolean>;
+  try {
+    gates = parseFeatureGates(value);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+  for (const gate of unknownFeatureGates(gates))
+    process.stderr.write(`kubelet-kit run: feature gate ${gate} is not used by this agent; ignoring it\n`);
+  return gates;
 }
 
 /** Go-style durations as the kubelet flags take them: `20s`, `1m`, `500ms`, `1m30s`. */
@@ -97,6 +110,8 @@ interface RunFlags {
   eventQps?: number;
   eventBurst?: number;
   nodeLeaseDurationSeconds?: number;
+  // Feature gates.
+  featureGates?: Record<string, boolean>;
   // Images.
   imageGcHighThreshold?: number;
   imageGcLowThreshold?: number;
@@ -349,6 +364,8 @@ async function run(flags: RunFlags, command: Command): Promise<void> {
         : {}),
       // The kubelet API's transport and auth.
       ...serverSecurityOptions(flags),
+      // Feature gates.
+      ...(flags.featureGates !== undefined ? { featureGates: flags.featureGates } : {}),
       // Images.
       ...(flags.imageGcHighThreshold !== undefined
         ? { imageGCHighThresholdPercent: flags.imageGcHighThreshold }
@@ -558,6 +575,12 @@ program
       if (n === 0) throw new InvalidArgumentError('--node-lease-duration-seconds must be greater than 0');
       return n;
     },
+  )
+  // Feature gates (upstream's flag; only EventedPLEG acts here).
+  .option(
+    '--feature-gates <gates>',
+    'comma-separated Name=bool pairs of upstream feature gates, e.g. EventedPLEG=true',
+    featureGatesFlag,
   )
   // Images (upstream's flags and defaults).
   .option(
