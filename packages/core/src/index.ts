@@ -103,6 +103,13 @@ export type {
 } from './auth-review.js';
 export { Backoff, type BackoffOptions, jitter } from './backoff.js';
 export { type Clock, RealClock, type Timer } from './clock.js';
+// The runtime's container event stream (CRI GetContainerEvents), for the evented PLEG.
+export {
+  type ContainerEventSource,
+  ContainerEventsUnimplementedError,
+  type RuntimeContainerEvent,
+  type RuntimeContainerEventType,
+} from './container-events.js';
 export { CodedError, NetworkNotReadyError } from './errors.js';
 export { type EventObjectRef, type EventRecorder, type EventType, noopEventRecorder } from './events.js';
 export type { IntOrString } from './k8s.js';
@@ -216,10 +223,3 @@ export type {
   TokenRequestSpec,
   TokenRequestStatus,
 } from './token.js';
-// The runtime's container event stream (CRI GetContainerEvents), for the evented PLEG.
-export {
-  type ContainerEventSource,
-  ContainerEventsUnimplementedError,
-  type RuntimeContainerEvent,
-  type RuntimeContainerEventType,
-} from './container-events.js';

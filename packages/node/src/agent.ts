@@ -17,6 +17,7 @@ import {
   type ImageGCManager,
   KubeGenericRuntimeManager,
 } from '@kubelet-kit/kuberuntime';
+import { EventedPLEG } from '@kubelet-kit/pleg';
 import { PodConfig, type PodSource } from '@kubelet-kit/pod-config';
 import { BasicPodManager } from '@kubelet-kit/pod-manager';
 import { DefaultProbeManager, DefaultResultsManager } from '@kubelet-kit/prober';
@@ -26,6 +27,7 @@ import { createApiClients } from './api-clients.js';
 import { ContainerManager } from './cm/container-manager.js';
 import { nodeCgroupAmounts } from './cm/node-allocatable-cgroups.js';
 import { kubeletConfigz } from './configz.js';
+import { criContainerEventSource } from './container-events.js';
 import type { ProbeManagerView } from './deps.js';
 import { checkImageOptions, createImageGC, imagePullSettings } from './image-gc.js';
 import { Kubelet } from './kubelet.js';
@@ -37,8 +39,6 @@ import { appArmorHostError, type PodFeatureSupport } from './pod-feature-admissi
 import { createPodSources, podConfigView as podConfigViewOf, sourceErrorLog } from './pod-sources.js';
 import { runningPodsToApi } from './running-pods.js';
 import { createCriServices, createPleg, RuntimeState } from './runtime-state.js';
-import { criContainerEventSource } from './container-events.js';
-import { EventedPLEG } from '@kubelet-kit/pleg';
 import { KubeletServer } from './server.js';
 import {
   type KubeletAuthenticationOptions,

@@ -8,6 +8,7 @@ import { type Logger, type Pod, quantityValue } from '@kubelet-kit/core';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { pino } from 'pino';
 import { type AgentOptions, createAgent } from './agent.js';
+import { parseFeatureGates, unknownFeatureGates } from './feature-gates.js';
 import { applyKubeletConfig, type KubeletConfig, loadKubeletConfig } from './kubelet-config.js';
 import { lineBatchingDestination } from './log-destination.js';
 import { type NodeTaint, parseNodeLabels, parseTaints } from './node-info.js';
@@ -17,7 +18,6 @@ import type { KubeletAuthorizationMode } from './server-auth.js';
 import type { KubeletAuthenticationOptions, KubeletAuthorizationOptions } from './server-security.js';
 import type { KubeletTlsOptions } from './server-tls.js';
 import { simulateCommand } from './simulate-command.js';
-import { parseFeatureGates, unknownFeatureGates } from './feature-gates.js';
 
 function int(name: string) {
   return (value: string): number => {

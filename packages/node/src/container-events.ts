@@ -39,7 +39,9 @@ export function toRuntimeContainerEvent(e: ContainerEventResponse): RuntimeConta
  * (upstream converts them with `GeneratePodStatus`).
  * @internal
  */
-export function criContainerEventSource(rs: Pick<RuntimeServiceClient, 'getContainerEvents'>): ContainerEventSource {
+export function criContainerEventSource(
+  rs: Pick<RuntimeServiceClient, 'getContainerEvents'>,
+): ContainerEventSource {
   return {
     async *getContainerEvents(signal: AbortSignal): AsyncIterable<RuntimeContainerEvent> {
       try {

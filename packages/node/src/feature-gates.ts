@@ -18,7 +18,10 @@ export function parseFeatureGates(value: string): Record<string, boolean> {
     const eq = pair.indexOf('=');
     if (eq <= 0) throw new Error(`--feature-gates: missing bool value for ${JSON.stringify(pair)}`);
     const name = pair.slice(0, eq).trim();
-    const raw = pair.slice(eq + 1).trim().toLowerCase();
+    const raw = pair
+      .slice(eq + 1)
+      .trim()
+      .toLowerCase();
     // Go's strconv.ParseBool, as upstream parses each gate's value.
     if (['1', 't', 'true'].includes(raw)) gates[name] = true;
     else if (['0', 'f', 'false'].includes(raw)) gates[name] = false;

@@ -221,7 +221,10 @@ export class EventedPLEG implements PodLifecycleEventGenerator {
       this.#attempts++;
       // Retrying a method the runtime lacks is pointless: fall back at once (upstream retries).
       const unimplemented = error instanceof ContainerEventsUnimplementedError;
-      this.#logger.info({ err: error, attempt: this.#attempts }, 'Evented PLEG: Failed to get container events');
+      this.#logger.info(
+        { err: error, attempt: this.#attempts },
+        'Evented PLEG: Failed to get container events',
+      );
       if (unimplemented || this.#attempts >= this.#maxRetries) {
         this.#fallBack(error);
         return;

@@ -72,7 +72,11 @@ function setup(opts: { maxStreamRetries?: number } = {}) {
   return { runtime, clock, generic, source, pleg, events, fallbacks };
 }
 
-const ev = (id: string, type: PodLifecycleEvent['type'], data: string): PodLifecycleEvent => ({ id, type, data });
+const ev = (id: string, type: PodLifecycleEvent['type'], data: string): PodLifecycleEvent => ({
+  id,
+  type,
+  data,
+});
 
 describe('EventedPLEG', () => {
   it('turns runtime events into pod lifecycle events and cache entries, as upstream processCRIEvent', async () => {
@@ -83,7 +87,11 @@ describe('EventedPLEG', () => {
     expect(source.opened).toBe(1);
     const t0 = clock.now();
 
-    const running = status('p1', { containers: [['c1', 'running']], sandboxes: ['ready'], ips: ['10.0.0.5'] });
+    const running = status('p1', {
+      containers: [['c1', 'running']],
+      sandboxes: ['ready'],
+      ips: ['10.0.0.5'],
+    });
     runtime.statuses.set('p1', running);
     clock.advance(10);
     source.emit({ containerId: 'c1', type: 'ContainerCreated' });
