@@ -416,7 +416,14 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
     // A pod whose read failed is read again even if no listing ever showed it (upstream
     // reinspects every such pod): a pod that failed before anything of it was made would
     // otherwise keep its error entry, and its worker would fail on it, for ever.
-    const pids = new Set([...this.#records.keys(), ...this.#podsToReinspect.keys()]);
+    // Records first, then reinspections with no record, each once (without copying every key).
+    const pids: Iterable<string> =
+      this.#podsToReinspect.size === 0
+        ? [...this.#records.keys()]
+        : [
+            ...this.#records.keys(),
+            ...[...this.#podsToReinspect.keys()].filter((p) => !this.#records.has(p)),
+          ];
     for (const pid of pids) {
       const record = this.#records.get(pid);
       const pod = record?.current;
