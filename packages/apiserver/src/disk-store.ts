@@ -53,7 +53,7 @@ interface StoredFile {
 }
 
 /**
- * An {@link OfflineStore} on disk with atomic writes (temp file, fsync, rename, fsync of the
+ * An {@link @kubelet-kit/core#OfflineStore} on disk with atomic writes (temp file, fsync, rename, fsync of the
  * folder). Files hold `{"key": …, "value": …}`, so a hashed name still lists its key. Writes of
  * one key are serialized in call order. A file that cannot be read or parsed is logged (naming the
  * file and the cause) and skipped, never thrown.

@@ -20,13 +20,13 @@ import {
   type PodLifecycleEventListener,
 } from './pleg.js';
 
-/** The generic relist period while runtime events flow, ms (upstream's evented relist period, 300 s). */
+/** The generic relist period while runtime events flow, ms (upstream's evented relist period, 300 s). @public */
 export const EventedRelistPeriodMs = 300_000;
-/** The generic PLEG's health threshold while runtime events flow, ms (upstream's, 10 min). */
+/** The generic PLEG's health threshold while runtime events flow, ms (upstream's, 10 min). @public */
 export const EventedRelistThresholdMs = 10 * 60_000;
-/** Failed event streams before falling back to relisting (upstream `eventedPlegMaxStreamRetries`). */
+/** Failed event streams before falling back to relisting (upstream `eventedPlegMaxStreamRetries`). @public */
 export const DefaultEventedPLEGMaxStreamRetries = 5;
-/** How often the cache's global timestamp advances while events flow, ms (upstream `globalCacheUpdatePeriod`). */
+/** How often the cache's global timestamp advances while events flow, ms (upstream `globalCacheUpdatePeriod`). @public */
 export const GlobalCacheUpdatePeriodMs = 5_000;
 
 /** Options of {@link EventedPLEG}. @public */
