@@ -11,7 +11,12 @@ import {
   type Timer,
 } from '@kubelet-kit/core';
 import type { RuntimePodStatusCache } from './cache.js';
-import { DefaultRelistPeriodMs, DefaultRelistThresholdMs, type GenericPLEG } from './generic.js';
+import {
+  DefaultRelistPeriodMs,
+  DefaultRelistThresholdMs,
+  type GenericPLEG,
+  podIPsThroughTeardown,
+} from './generic.js';
 import {
   type PLEGHealth,
   PLEGNotHealthyError,
@@ -277,7 +282,7 @@ export class EventedPLEG implements PodLifecycleEventGenerator {
     }
     if (signal.aborted) return;
     if (status) {
-      const ips = this.#getPodIPs(uid, status);
+      const ips = podIPsThroughTeardown(this.cache, uid, status);
       if (ips !== status.ips) status = { ...status, ips };
     }
 
@@ -314,14 +319,5 @@ export class EventedPLEG implements PodLifecycleEventGenerator {
         send('ContainerRemoved');
         break;
     }
-  }
-
-  /** As the generic PLEG: a torn-down pod keeps its last IPs while no sandbox is ready. */
-  #getPodIPs(uid: string, status: RuntimePodStatus): readonly string[] {
-    if (status.ips.length > 0) return status.ips;
-    const old = this.cache.get(uid);
-    if (old.error || !old.status || old.status.ips.length === 0) return status.ips;
-    if (status.sandboxStatuses.some((s) => s.state === 'ready')) return status.ips;
-    return old.status.ips;
   }
 }

@@ -26,6 +26,24 @@ import {
 export const DefaultRelistPeriodMs = 1_000;
 /** No successful relist for this long makes the PLEG unhealthy, ms (upstream `genericPlegRelistThreshold`). */
 export const DefaultRelistThresholdMs = 3 * 60_000;
+/**
+ * The IPs to cache for `status`: a torn-down pod keeps its last IPs while no sandbox is ready, so
+ * the status manager can still report them. Shared by the generic and the evented PLEG.
+ *
+ * @internal
+ */
+export function podIPsThroughTeardown(
+  cache: RuntimePodStatusCache,
+  uid: string,
+  status: RuntimePodStatus,
+): readonly string[] {
+  if (status.ips.length > 0) return status.ips;
+  const old = cache.get(uid);
+  if (old.error || !old.status || old.status.ips.length === 0) return status.ips;
+  if (status.sandboxStatuses.some((s) => s.state === 'ready')) return status.ips;
+  return old.status.ips;
+}
+
 /** Pods {@link GenericPLEG.inspectPods} reads at once. */
 const inspectionConcurrency = 8;
 /** Events the channel holds before new ones are dropped (upstream `plegChannelCapacity`). */
@@ -526,7 +544,7 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
       return;
     }
     if (signal?.aborted) return;
-    const ips = this.#getPodIPs(uid, status);
+    const ips = podIPsThroughTeardown(this.cache, uid, status);
     if (ips !== status.ips) status = { ...status, ips };
     const current = runtimePodFromStatus(status);
     const events = podEvents(uid, this.#records.get(uid)?.old, current);
@@ -589,7 +607,7 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
         namespace: pod.namespace,
         ...(signal ? { signal } : {}),
       });
-      const ips = this.#getPodIPs(pid, status);
+      const ips = podIPsThroughTeardown(this.cache, pid, status);
       if (ips !== status.ips) status = { ...status, ips };
       this.cache.set(pod.id, status, undefined, timestamp);
       return { status };
@@ -606,14 +624,6 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
    * A torn-down pod's status has no IPs (the network is gone), but the API expects a finished
    * pod to keep its IP: keep the cached IPs while no sandbox of the new status is ready.
    */
-  #getPodIPs(pid: string, status: RuntimePodStatus): readonly string[] {
-    if (status.ips.length > 0) return status.ips;
-    const old = this.cache.get(pid);
-    if (old.error || !old.status || old.status.ips.length === 0) return status.ips;
-    if (status.sandboxStatuses.some((s) => s.state === 'ready')) return status.ips;
-    return old.status.ips;
-  }
-
   #setCurrent(pods: readonly RuntimePod[]): void {
     for (const record of this.#records.values()) record.current = undefined;
     for (const pod of pods) {
