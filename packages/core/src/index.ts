@@ -186,6 +186,14 @@ export {
   quantityValue,
 } from './quantity.js';
 export {
+  type ContainerType,
+  isPodLevelLimitsSet,
+  isPodLevelResourcesSet,
+  isSupportedPodLevelResource,
+  type PodResourcesOptions,
+  podLimits,
+} from './resource-helpers.js';
+export {
   type CommandRunner,
   CommandTimeoutError,
   type ContainerGCPolicy,
