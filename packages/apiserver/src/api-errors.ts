@@ -31,3 +31,12 @@ export function reportError(
     logger.error({ err: asError(err) }, 'onError callback failed');
   }
 }
+
+/**
+ * The API server could not be reached (no HTTP answer) or could not serve (429, 5xx): what the
+ * offline fallbacks answer from the store, and what is worth trying again later.
+ */
+export function isUnreachable(err: unknown): boolean {
+  const code = httpStatusOf(err);
+  return code === undefined || code === 429 || code >= 500;
+}

@@ -45,6 +45,12 @@ export interface ApiserverEventRecorderOptions {
   readonly logger?: Logger;
   /** A random source in [0, 1), for the first retry wait; defaults to Math.random. */
   readonly random?: () => number;
+  /**
+   * Offline operation: while the API server cannot be reached, events wait in the queue (in
+   * order, at most `maxQueuedEvents`) instead of being dropped after upstream's 12 tries; they
+   * are written once it answers. Default false.
+   */
+  readonly queueWhileUnreachable?: boolean;
 }
 
 /** Counters of an {@link ApiserverEventRecorder}. @public */
@@ -87,6 +93,7 @@ export class ApiserverEventRecorder implements EventRecorder {
   #seq = 0;
   readonly #logger: Logger;
   readonly #random: () => number;
+  readonly #queueWhileUnreachable: boolean;
   readonly #correlator: EventCorrelator;
   readonly #limiter: TokenBucket;
   readonly #queue: CoreV1Event[] = [];
@@ -107,6 +114,7 @@ export class ApiserverEventRecorder implements EventRecorder {
     this.#clock = options.clock;
     this.#logger = (options.logger ?? noopLogger).child({ component: 'event-recorder' });
     this.#random = options.random ?? Math.random;
+    this.#queueWhileUnreachable = options.queueWhileUnreachable ?? false;
     this.#correlator = new EventCorrelator({ ...options.correlator, clock: options.clock });
     const qps = nonNegative('eventQPS', options.eventQPS, DefaultEventQPS) || restDefaultQPS;
     const burst = nonNegative('eventBurst', options.eventBurst, DefaultEventBurst) || restDefaultBurst;
@@ -202,6 +210,7 @@ export class ApiserverEventRecorder implements EventRecorder {
       sleepMs: this.#sleepMs,
       random: this.#random,
       signal,
+      waitWhileUnreachable: this.#queueWhileUnreachable,
     };
     try {
       for (let event = this.#queue.shift(); event; event = this.#queue.shift()) {

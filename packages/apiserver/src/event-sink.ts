@@ -84,6 +84,8 @@ export interface RecordToSinkContext {
   readonly sleepMs: number;
   readonly random: () => number;
   readonly signal: AbortSignal;
+  /** Tries that found the API server unreachable do not count towards {@link maxTriesPerEvent}. */
+  readonly waitWhileUnreachable?: boolean;
 }
 
 function describe(event: CoreV1Event): string {
@@ -101,14 +103,16 @@ function describe(event: CoreV1Event): string {
 export async function recordToSink(event: CoreV1Event, ctx: RecordToSinkContext): Promise<RecordOutcome> {
   const result = ctx.correlator.eventCorrelate(event);
   if (result.skip || !result.event) return 'skipped';
-  for (let tries = 1; ; tries++) {
+  for (let tries = 1, waits = 1; ; tries++, waits++) {
     const outcome = await recordEvent(result.event, result.patch, ctx);
     if (outcome !== 'retry') return outcome;
-    if (tries >= maxTriesPerEvent) {
+    // Offline: the event waits in its queue for the server instead of being given up.
+    if (ctx.waitWhileUnreachable) tries = 0;
+    else if (tries >= maxTriesPerEvent) {
       ctx.logger.error({ event: describe(event) }, 'unable to write event (retry limit exceeded)');
       return 'dropped';
     }
-    await ctx.clock.sleep(tries === 1 ? ctx.sleepMs * ctx.random() : ctx.sleepMs, ctx.signal);
+    await ctx.clock.sleep(waits === 1 ? ctx.sleepMs * ctx.random() : ctx.sleepMs, ctx.signal);
   }
 }
 

@@ -114,3 +114,6 @@ export {
   type TokenReviewApi,
   tokenReviewer,
 } from './auth-review.js';
+// Offline operation: the default on-disk store the adapters write through, and the Node kept in it.
+export { DiskOfflineStore, type DiskOfflineStoreOptions } from './disk-store.js';
+export { nodeApiWithStore, storedNode } from './offline-node.js';

@@ -9,8 +9,12 @@ import {
   type Logger,
   noopEventRecorder,
   noopLogger,
+  type OfflineStore,
   type Pod,
+  type PodStatus,
   podEventReference,
+  RealClock,
+  type Timer,
 } from '@kubelet-kit/core';
 import { type PodSource, PodSourceError, type PodSourceSink, validatePod } from '@kubelet-kit/pod-config';
 // Types only: the client is loaded when a source first talks to the API server (it costs tens
@@ -55,6 +59,17 @@ export interface ApiserverSourceOptions {
   readonly validate?: boolean;
   /** A random source in [0, 1), for watch timeouts and backoff jitter. */
   readonly random?: () => number;
+  /**
+   * The offline store: every pod listed or watched is written to it (and removed with it), and
+   * when the API server cannot be listed at start, the stored pods (with the last statuses the
+   * agent sent, kind `PodStatus`) are served until a list succeeds, which then replaces them.
+   */
+  readonly store?: OfflineStore;
+  /**
+   * With a store: how long the first list may take before the stored pods are served anyway, ms
+   * (default 10 000). A list that fails serves them at once.
+   */
+  readonly offlineAfterMs?: number;
 }
 
 /**
@@ -77,6 +92,8 @@ export interface ApiserverSourceStats {
   readonly bookmarks: number;
   /** SETs handed to the sink. */
   readonly sets: number;
+  /** Pods served from the offline store (0 once a list succeeded first). */
+  readonly servedFromStore: number;
 }
 
 const SourceName: typeof ApiserverSourceName = 'api';
@@ -84,6 +101,152 @@ const SourceName: typeof ApiserverSourceName = 'api';
 function keyOf(obj: unknown): string {
   const meta = (obj as { metadata?: { namespace?: unknown; name?: unknown } } | null)?.metadata;
   return `${meta?.namespace ?? ''}/${meta?.name ?? ''}`;
+}
+
+/** Options of {@link OfflineSourceStore}. */
+interface OfflineSourceStoreOptions {
+  readonly store: OfflineStore;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly offlineAfterMs: number;
+  /** Hands the stored pods (by key) to the source, once, when the first list did not come. */
+  readonly serve: (pods: ReadonlyMap<string, Pod>) => void;
+}
+
+/**
+ * The pod source's side of the offline store (KubeEdge's MetaManager keeps pods the same way):
+ * writes through every listed and watched pod, and serves the stored ones while no list has
+ * come back since start. Store failures are logged, never fatal.
+ */
+class OfflineSourceStore {
+  readonly #o: OfflineSourceStoreOptions;
+  /** The stored pods' resourceVersions, so an unchanged pod is not written again. */
+  readonly #persisted = new Map<
+    string,
+    { readonly rv: string | undefined; readonly uid: string | undefined }
+  >();
+  #loaded: Promise<Map<string, Pod>> | undefined;
+  #timer: Timer | undefined;
+  #listed = false;
+  #serving = false;
+  #served = 0;
+  readonly #writes = new Set<Promise<void>>();
+
+  constructor(options: OfflineSourceStoreOptions) {
+    this.#o = options;
+  }
+
+  get served(): number {
+    return this.#served;
+  }
+
+  start(): void {
+    this.#loaded = this.#load();
+    this.#timer = this.#o.clock.setTimeout(
+      () => void this.#serve('the first list is taking long'),
+      this.#o.offlineAfterMs,
+    );
+  }
+
+  async stop(): Promise<void> {
+    this.#timer?.cancel();
+    await this.#loaded;
+    await Promise.all([...this.#writes]);
+  }
+
+  listFailed(): void {
+    if (!this.#listed) void this.#serve('the API server cannot be listed');
+  }
+
+  /** A list came back: the store now holds exactly these pods. */
+  replaced(pods: ReadonlyMap<string, Pod>): void {
+    this.#listed = true;
+    this.#timer?.cancel();
+    if (this.#serving)
+      this.#o.logger.info({ pods: pods.size }, 'listed pods again; the stored pods are replaced');
+    this.#serving = false;
+    void this.#afterLoad(() => {
+      for (const [key, pod] of pods) this.#put(key, pod);
+      for (const key of [...this.#persisted.keys()]) if (!pods.has(key)) this.#delete(key);
+    });
+  }
+
+  changed(key: string, pod: Pod): void {
+    void this.#afterLoad(() => this.#put(key, pod));
+  }
+
+  deleted(key: string): void {
+    void this.#afterLoad(() => this.#delete(key));
+  }
+
+  async #afterLoad(work: () => void): Promise<void> {
+    await this.#loaded;
+    work();
+  }
+
+  #put(key: string, pod: Pod): void {
+    const rv = pod.metadata?.resourceVersion;
+    const known = this.#persisted.get(key);
+    if (known && known.rv === rv && rv !== undefined) return;
+    const uid = pod.metadata?.uid;
+    // A pod of the same name with a new UID: the old one's last status is of no use any more.
+    if (known?.uid !== undefined && known.uid !== uid)
+      this.#track(this.#o.store.delete('PodStatus', known.uid), `removing the stored status of ${key}`);
+    this.#persisted.set(key, { rv, uid });
+    this.#track(this.#o.store.put('Pod', key, pod), `storing pod ${key}`);
+  }
+
+  #delete(key: string): void {
+    const uid = this.#persisted.get(key)?.uid;
+    this.#persisted.delete(key);
+    if (uid !== undefined)
+      this.#track(this.#o.store.delete('PodStatus', uid), `removing the stored status of ${key}`);
+    this.#track(this.#o.store.delete('Pod', key), `removing stored pod ${key}`);
+  }
+
+  #track(write: Promise<void>, what: string): void {
+    const tracked = write
+      .catch((err: unknown) =>
+        this.#o.logger.warn({ err: asError(err).message }, `offline store: ${what} failed`),
+      )
+      .finally(() => this.#writes.delete(tracked));
+    this.#writes.add(tracked);
+  }
+
+  async #load(): Promise<Map<string, Pod>> {
+    const pods = new Map<string, Pod>();
+    try {
+      const statuses = new Map<string, PodStatus>();
+      for (const { key, value } of await this.#o.store.list<PodStatus>('PodStatus')) statuses.set(key, value);
+      for (const { key, value } of await this.#o.store.list<Pod>('Pod')) {
+        const uid = value.metadata?.uid;
+        this.#persisted.set(key, { rv: value.metadata?.resourceVersion, uid });
+        const status = uid === undefined ? undefined : statuses.get(uid);
+        // The status the agent last sent is at least as new as the one the server last showed it.
+        pods.set(key, withTypeMeta<Pod>(status ? { ...value, status } : value, 'v1', 'Pod'));
+      }
+    } catch (err) {
+      this.#o.logger.warn({ err: asError(err).message }, 'offline store: reading the stored pods failed');
+    }
+    return pods;
+  }
+
+  async #serve(why: string): Promise<void> {
+    if (this.#listed || this.#serving) return;
+    const pods = (await this.#loaded) ?? new Map<string, Pod>();
+    if (this.#listed || this.#serving) return;
+    // An empty store says nothing (never listed, or wiped): a SET of no pods would mark the
+    // source seen and let the cleanup kill whatever runs, so nothing is sent until a list.
+    if (pods.size === 0) return;
+    this.#serving = true;
+    this.#timer?.cancel();
+    this.#served = pods.size;
+    this.#o.logger.warn(
+      { pods: pods.size },
+      `${why}: serving the pods of the offline store until a list succeeds`,
+    );
+    this.#o.serve(pods);
+  }
 }
 
 /**
@@ -115,6 +278,7 @@ export class ApiserverSource implements PodSource {
   #dirty = false;
   #flushing: Promise<void> | undefined;
   #sets = 0;
+  readonly #offline: OfflineSourceStore | undefined;
 
   constructor(options: ApiserverSourceOptions) {
     const kubeConfig = options.kubeConfig;
@@ -125,6 +289,18 @@ export class ApiserverSource implements PodSource {
     this.#onError = options.onError;
     this.#validate = options.validate ?? true;
     const fieldSelector = `spec.nodeName=${nodeName}`;
+    if (options.store) {
+      this.#offline = new OfflineSourceStore({
+        store: options.store,
+        clock: options.clock ?? new RealClock(),
+        logger: this.#logger,
+        offlineAfterMs: options.offlineAfterMs ?? 10_000,
+        serve: (pods) => {
+          for (const [key, pod] of pods) this.#store.set(key, pod);
+          this.#emit();
+        },
+      });
+    }
     this.#reflector = new Reflector({
       kubeConfig: async () => kubeConfig,
       list: async (kc, listOptions) => {
@@ -134,20 +310,30 @@ export class ApiserverSource implements PodSource {
       watchPath: '/api/v1/pods',
       watchParams: { fieldSelector },
       onReplace: (items, resourceVersion) => {
+        // A list replaces whatever the offline store served: a pod deleted meanwhile goes.
         this.#store.clear();
         for (const item of items) this.#store.set(keyOf(item), withTypeMeta<Pod>(item, 'v1', 'Pod'));
         this.#logger.debug({ pods: this.#store.size, resourceVersion }, 'listed pods');
+        this.#offline?.replaced(this.#store);
         this.#emit();
       },
       onEvent: (type, obj) => {
         const key = keyOf(obj);
-        if (type === 'DELETED') this.#store.delete(key);
-        else this.#store.set(key, withTypeMeta<Pod>(obj, 'v1', 'Pod'));
+        if (type === 'DELETED') {
+          this.#store.delete(key);
+          this.#offline?.deleted(key);
+        } else {
+          const pod = withTypeMeta<Pod>(obj, 'v1', 'Pod');
+          this.#store.set(key, pod);
+          this.#offline?.changed(key, pod);
+        }
         this.#emit();
       },
       errors: {
-        listFailed: (err) =>
-          this.#sourceError('ListFailed', `listing pods failed: ${asError(err).message}`, err),
+        listFailed: (err) => {
+          this.#offline?.listFailed();
+          return this.#sourceError('ListFailed', `listing pods failed: ${asError(err).message}`, err);
+        },
         watchStatus: (status) =>
           this.#sourceError(
             status.code === 410 ? 'Expired' : 'WatchFailed',
@@ -178,17 +364,19 @@ export class ApiserverSource implements PodSource {
 
   /** Counters since construction. */
   stats(): ApiserverSourceStats {
-    return { ...this.#reflector.stats, sets: this.#sets };
+    return { ...this.#reflector.stats, sets: this.#sets, servedFromStore: this.#offline?.served ?? 0 };
   }
 
   start(sink: PodSourceSink): void {
     if (this.#sink) throw new Error('ApiserverSource already started');
     this.#sink = sink;
+    this.#offline?.start();
     this.#reflector.start('apiserver source loop failed');
   }
 
-  stop(): Promise<void> {
-    return this.#reflector.stop();
+  async stop(): Promise<void> {
+    await this.#reflector.stop();
+    await this.#offline?.stop();
   }
 
   /** Marks the store changed and sends it, coalescing changes made while the sink is busy. */

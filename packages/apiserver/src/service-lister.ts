@@ -3,11 +3,19 @@
 // and gated on its HasSynced). The reflector lists `/api/v1/services`, then watches from the
 // list's resourceVersion; the Services are kept by namespace so lookups stay synchronous.
 
-import { type Clock, type Logger, noopLogger, type Service, type ServiceLister } from '@kubelet-kit/core';
+import {
+  type Clock,
+  type Logger,
+  noopLogger,
+  type OfflineStore,
+  type Service,
+  type ServiceLister,
+} from '@kubelet-kit/core';
 // Types only: the client is loaded when the lister starts (an agent without a kubeconfig never
 // pays for it).
 import type { KubeConfig } from '@kubernetes/client-node';
 import { asError, reportError } from './api-errors.js';
+import { OfflineMirror } from './offline-mirror.js';
 import { Reflector, withTypeMeta } from './reflector.js';
 
 /**
@@ -31,6 +39,12 @@ export interface ApiserverServiceListerOptions {
   readonly maxBackoffMs?: number;
   /** A random source in [0, 1), for watch timeouts and backoff jitter. */
   readonly random?: () => number;
+  /**
+   * The offline store: the Services are written through to it, and when the first list fails
+   * the ones stored by an earlier complete list are served (and count as synced), so containers
+   * still get their service environment variables while the API server is away.
+   */
+  readonly store?: OfflineStore;
 }
 
 /**
@@ -72,11 +86,14 @@ export class ApiserverServiceLister implements ServiceLister {
   #byNamespace = new Map<string, Map<string, Service>>();
   #synced = false;
   #started = false;
+  readonly #mirror: OfflineMirror<Service> | undefined;
+  #listed = false;
 
   constructor(options: ApiserverServiceListerOptions) {
     const kc = options.kubeConfig;
     this.#logger = (options.logger ?? noopLogger).child({ component: 'services' });
     this.#onError = options.onError;
+    if (options.store) this.#mirror = new OfflineMirror<Service>(options.store, 'Service', this.#logger);
     this.#reflector = new Reflector({
       kubeConfig: typeof kc === 'function' ? kc : async () => kc,
       list: async (kubeConfig, listOptions) => {
@@ -92,6 +109,13 @@ export class ApiserverServiceLister implements ServiceLister {
         for (const item of items) this.#put(byNamespace, item);
         this.#byNamespace = byNamespace;
         this.#synced = true;
+        this.#listed = true;
+        if (this.#mirror) {
+          const all = new Map<string, Service>();
+          for (const [ns, names] of byNamespace)
+            for (const [name, svc] of names) all.set(`${ns}/${name}`, svc);
+          this.#mirror.replaced(all);
+        }
         this.#logger.info({ services: items.length, resourceVersion }, 'listed Services');
       },
       onEvent: (type, obj) => {
@@ -101,12 +125,17 @@ export class ApiserverServiceLister implements ServiceLister {
           const names = this.#byNamespace.get(key.namespace);
           names?.delete(key.name);
           if (names?.size === 0) this.#byNamespace.delete(key.namespace);
+          this.#mirror?.deleted(`${key.namespace}/${key.name}`);
         } else {
-          this.#put(this.#byNamespace, obj);
+          const svc = this.#put(this.#byNamespace, obj);
+          if (svc) this.#mirror?.changed(`${svc.metadata?.namespace}/${svc.metadata?.name}`, svc);
         }
       },
       errors: {
-        listFailed: (err) => new Error(`listing Services failed: ${asError(err).message}`, { cause: err }),
+        listFailed: (err) => {
+          if (!this.#listed) void this.#serveStored();
+          return new Error(`listing Services failed: ${asError(err).message}`, { cause: err });
+        },
         watchStatus: (status) =>
           new Error(
             `Service watch error ${status.code ?? ''} ${status.reason ?? ''}: ${status.message ?? ''}`.trim(),
@@ -121,15 +150,28 @@ export class ApiserverServiceLister implements ServiceLister {
     });
   }
 
-  #put(byNamespace: Map<string, Map<string, Service>>, obj: unknown): void {
+  /** The first list failed: the Services of the last stored list stand in until one succeeds. */
+  async #serveStored(): Promise<void> {
+    const stored = await this.#mirror?.load();
+    if (!stored || this.#listed || this.#synced) return;
+    const byNamespace = new Map<string, Map<string, Service>>();
+    for (const svc of stored.values()) this.#put(byNamespace, svc);
+    this.#byNamespace = byNamespace;
+    this.#synced = true;
+    this.#logger.warn({ services: stored.size }, 'API server unreachable: serving the stored Services');
+  }
+
+  #put(byNamespace: Map<string, Map<string, Service>>, obj: unknown): Service | undefined {
     const key = keyOf(obj);
-    if (!key) return;
+    if (!key) return undefined;
     let names = byNamespace.get(key.namespace);
     if (!names) {
       names = new Map();
       byNamespace.set(key.namespace, names);
     }
-    names.set(key.name, withTypeMeta<Service>(obj, 'v1', 'Service'));
+    const svc = withTypeMeta<Service>(obj, 'v1', 'Service');
+    names.set(key.name, svc);
+    return svc;
   }
 
   /** The Services of the namespace; none before the first list. */
@@ -157,7 +199,8 @@ export class ApiserverServiceLister implements ServiceLister {
   }
 
   /** Ends the watch and the loop; resolves once the loop is done. */
-  stop(): Promise<void> {
-    return this.#reflector.stop();
+  async stop(): Promise<void> {
+    await this.#reflector.stop();
+    await this.#mirror?.flush();
   }
 }

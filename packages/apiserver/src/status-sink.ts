@@ -1,5 +1,5 @@
-import type { Logger, Pod, PodStatus } from '@kubelet-kit/core';
-import { noopLogger } from '@kubelet-kit/core';
+import type { Clock, Logger, OfflineStore, Pod, PodStatus } from '@kubelet-kit/core';
+import { noopLogger, RealClock } from '@kubelet-kit/core';
 import {
   dropEmptyContainerStates,
   formatRfc3339,
@@ -12,7 +12,7 @@ import {
 } from '@kubelet-kit/status-manager';
 // Types only: the client is loaded on the first write (it costs tens of MiB to load).
 import type { CoreV1Api } from '@kubernetes/client-node';
-import { httpStatusOf } from './api-errors.js';
+import { httpStatusOf, isUnreachable } from './api-errors.js';
 
 /**
  * The part of `CoreV1Api` (object-parameter form, client-node 1.4) the sink calls.
@@ -40,6 +40,19 @@ export interface ApiserverStatusSinkOptions {
    * (grace period 0, UID precondition) as upstream does.
    */
   readonly deletePods?: boolean;
+  /**
+   * Offline operation: a write the API server cannot be reached for (no HTTP answer, or 429/5xx)
+   * waits and is tried again, 1 s doubling to `maxUnreachableRetryMs`, instead of failing; the
+   * status manager's writes therefore queue behind it in order and drain once the server answers
+   * (each re-reads the pod and merges again, a deleted pod or a new UID drops it). Default false.
+   */
+  readonly queueWhileUnreachable?: boolean;
+  /** The longest wait between tries while the server cannot be reached, ms (default 8 000). */
+  readonly maxUnreachableRetryMs?: number;
+  /** The offline store: the status of every accepted write is kept (kind `PodStatus`, by UID). */
+  readonly store?: OfflineStore;
+  /** For the waits of `queueWhileUnreachable`. */
+  readonly clock?: Clock;
 }
 
 /**
@@ -133,9 +146,18 @@ export class ApiserverStatusSink implements StatusSink {
   readonly #maxConflictRetries: number;
   readonly #inFlight = new Map<string, Promise<void>>();
   readonly #pending = new Map<string, Pending>();
+  readonly #queueWhileUnreachable: boolean;
+  readonly #maxUnreachableRetryMs: number;
+  readonly #store: OfflineStore | undefined;
+  readonly #clock: Clock;
+  #waiting = 0;
 
   constructor(options: ApiserverStatusSinkOptions) {
     this.#api = options.api;
+    this.#queueWhileUnreachable = options.queueWhileUnreachable ?? false;
+    this.#maxUnreachableRetryMs = options.maxUnreachableRetryMs ?? 8_000;
+    this.#store = options.store;
+    this.#clock = options.clock ?? new RealClock();
     this.#logger = (options.logger ?? noopLogger).child({ component: 'apiserver-status-sink' });
     this.#maxConflictRetries = Math.max(0, options.maxConflictRetries ?? 5);
     if (options.deletePods) this.delete = (pod, deleteOptions) => this.#deletePod(pod, deleteOptions);
@@ -151,6 +173,11 @@ export class ApiserverStatusSink implements StatusSink {
     });
   }
 
+  /** Writes waiting for the API server to answer again (with `queueWhileUnreachable`). */
+  get waitingForServer(): number {
+    return this.#waiting;
+  }
+
   #drain(k: string): void {
     const next = this.#pending.get(k);
     if (!next) {
@@ -158,10 +185,53 @@ export class ApiserverStatusSink implements StatusSink {
       return;
     }
     this.#pending.delete(k);
-    const run = this.#writeOnce(next.pod, next.status, next.options)
+    const run = this.#writeQueued(next.pod, next.status, next.options)
       .then(next.resolve, next.reject)
       .finally(() => this.#drain(k));
     this.#inFlight.set(k, run);
+  }
+
+  /** One write, tried again while the server cannot be reached (when so configured). */
+  async #writeQueued(pod: Pod, status: PodStatus, options: StatusWriteOptions): Promise<StatusWriteResult> {
+    let waitMs = 1_000;
+    let waiting = false;
+    try {
+      for (;;) {
+        try {
+          const result = await this.#writeOnce(pod, status, options);
+          this.#remember(options.statusUid, result);
+          return result;
+        } catch (err) {
+          if (!this.#queueWhileUnreachable || !isUnreachable(err) || options.signal?.aborted) throw err;
+          if (!waiting) {
+            waiting = true;
+            this.#waiting++;
+            this.#logger.info(
+              { namespace: pod.metadata?.namespace, name: pod.metadata?.name, err: String(err) },
+              'API server unreachable; the status write waits for it',
+            );
+          }
+          await this.#clock.sleep(waitMs, options.signal);
+          waitMs = Math.min(waitMs * 2, this.#maxUnreachableRetryMs);
+        }
+      }
+    } finally {
+      if (waiting) this.#waiting--;
+    }
+  }
+
+  /** Keeps the status the server accepted, or forgets the pod it no longer has. */
+  #remember(uid: string, result: StatusWriteResult): void {
+    const store = this.#store;
+    if (!store) return;
+    let write: Promise<void> | undefined;
+    if ((result.outcome === 'updated' || result.outcome === 'unchanged') && result.pod?.status)
+      write = store.put('PodStatus', uid, result.pod.status);
+    else if (result.outcome === 'notFound' || result.outcome === 'uidMismatch')
+      write = store.delete('PodStatus', uid);
+    write?.catch((err: unknown) =>
+      this.#logger.warn({ uid, err: String(err) }, 'offline store: keeping the pod status failed'),
+    );
   }
 
   async #writeOnce(pod: Pod, status: PodStatus, options: StatusWriteOptions): Promise<StatusWriteResult> {

@@ -7,6 +7,7 @@ import {
   type Clock,
   type Logger,
   noopLogger,
+  type OfflineStore,
   RealClock,
   type Timer,
   type TokenGetter,
@@ -47,6 +48,13 @@ export interface TokenManagerOptions {
   readonly logger?: Logger;
   /** A random source in [0, 1), for the refresh jitter. */
   readonly random?: () => number;
+  /**
+   * The offline store: every token issued is kept (kind `ServiceAccountToken`, files 0600) and
+   * the unexpired ones are loaded back at start, so after a restart without the API server a
+   * pod's projected token is served until it expires (the refresh failing meanwhile, as upstream
+   * serves a cached token whose refresh fails).
+   */
+  readonly store?: OfflineStore;
 }
 
 /**
@@ -85,8 +93,11 @@ export class TokenManager implements TokenGetter {
   /** Bumped by each deletion; `#deletions` holds a pod's last, so a request it outran is not cached. */
   #generation = 0;
   readonly #deletions = new Map<string, number>();
+  readonly #store: OfflineStore | undefined;
+  #loaded: Promise<void> | undefined;
 
   constructor(options: TokenManagerOptions) {
+    this.#store = options.store;
     this.#requestToken = options.requestToken;
     this.#clock = options.clock ?? new RealClock();
     this.#logger = (options.logger ?? noopLogger).child({ component: 'token-manager' });
@@ -96,6 +107,46 @@ export class TokenManager implements TokenGetter {
   /** Starts the periodic clean-up of expired tokens. */
   start(): void {
     this.#gcTimer ??= this.#clock.setInterval(() => this.cleanup(), TOKEN_GC_PERIOD_MS);
+    this.#loaded ??= this.#load();
+  }
+
+  /** Loads the stored tokens that have not expired; drops the rest from the store. */
+  async #load(): Promise<void> {
+    const store = this.#store;
+    if (!store) return;
+    try {
+      for (const { key, value } of await store.list<TokenRequest>('ServiceAccountToken')) {
+        if (!value?.status?.token || !value.spec?.boundObjectRef || this.#expired(value)) {
+          this.#forget(key);
+        } else if (!this.#cache.has(key)) {
+          this.#cache.set(key, value);
+        }
+      }
+    } catch (err) {
+      this.#logger.warn({ err: asError(err).message }, 'offline store: loading the stored tokens failed');
+    }
+  }
+
+  #keep(key: string, tr: TokenRequest): void {
+    this.#store
+      ?.put('ServiceAccountToken', key, tr)
+      .catch((err: unknown) =>
+        this.#logger.warn(
+          { cacheKey: key, err: asError(err).message },
+          'offline store: keeping a token failed',
+        ),
+      );
+  }
+
+  #forget(key: string): void {
+    this.#store
+      ?.delete('ServiceAccountToken', key)
+      .catch((err: unknown) =>
+        this.#logger.warn(
+          { cacheKey: key, err: asError(err).message },
+          'offline store: dropping a token failed',
+        ),
+      );
   }
 
   stop(): void {
@@ -115,6 +166,7 @@ export class TokenManager implements TokenGetter {
     signal?: AbortSignal,
   ): Promise<TokenRequest> {
     const key = keyOf(namespace, name, spec);
+    if (this.#loaded) await this.#loaded;
     const cached = this.#cache.get(key);
     if (cached && !this.requiresRefresh(cached)) return cached;
     let running = this.#inFlight.get(key);
@@ -140,14 +192,18 @@ export class TokenManager implements TokenGetter {
       return current;
     }
     // A pod deleted while its request ran must not come back into the cache.
-    if ((this.#deletions.get(spec.boundObjectRef.uid) ?? -1) <= running.generation)
+    if ((this.#deletions.get(spec.boundObjectRef.uid) ?? -1) <= running.generation) {
+      if (this.#cache.get(key) !== fresh) this.#keep(key, fresh);
       this.#cache.set(key, fresh);
+    }
     return fresh;
   }
 
   deleteServiceAccountToken(podUid: string): void {
     for (const [key, tr] of this.#cache) {
-      if (tr.spec.boundObjectRef.uid === podUid) this.#cache.delete(key);
+      if (tr.spec.boundObjectRef.uid !== podUid) continue;
+      this.#cache.delete(key);
+      this.#forget(key);
     }
     this.#deletions.set(podUid, ++this.#generation);
   }
@@ -155,7 +211,9 @@ export class TokenManager implements TokenGetter {
   /** Drops expired tokens (upstream `cleanup`, every {@link TOKEN_GC_PERIOD_MS}). */
   cleanup(): void {
     for (const [key, tr] of this.#cache) {
-      if (this.#expired(tr)) this.#cache.delete(key);
+      if (!this.#expired(tr)) continue;
+      this.#cache.delete(key);
+      this.#forget(key);
     }
     if (this.#inFlight.size === 0) this.#deletions.clear();
   }

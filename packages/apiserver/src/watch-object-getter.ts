@@ -15,13 +15,14 @@ import {
   type Node,
   noopLogger,
   type ObjectGetter,
+  type OfflineStore,
   RealClock,
   type Secret,
   type Timer,
 } from '@kubelet-kit/core';
 // Types only: the client is loaded when the first watch starts.
 import type { KubeConfig } from '@kubernetes/client-node';
-import { asError, reportError } from './api-errors.js';
+import { asError, isUnreachable, reportError } from './api-errors.js';
 import { ApiserverObjectGetter } from './object-getter.js';
 import { Reflector, type ReflectorTuning, withTypeMeta } from './reflector.js';
 
@@ -92,6 +93,11 @@ export interface WatchingObjectGetterOptions {
   readonly initialBackoffMs?: number;
   readonly maxBackoffMs?: number;
   readonly random?: () => number;
+  /**
+   * The offline store: every object read is kept there (and removed once the server says it is
+   * gone), and a read the API server cannot answer (unreachable, 429, 5xx) is served from it.
+   */
+  readonly store?: OfflineStore;
 }
 
 /**
@@ -110,6 +116,8 @@ export interface WatchingObjectGetterStats {
   readonly stoppedIdle: number;
   /** Reads served by the fallback GET cache. */
   readonly fallbackReads: number;
+  /** Reads the API server could not answer, served from the offline store. */
+  readonly storeReads: number;
 }
 
 type Kind = 'ConfigMap' | 'Secret';
@@ -161,8 +169,13 @@ export class WatchingObjectGetter implements ObjectGetter {
   #stoppedImmutable = 0;
   #stoppedIdle = 0;
   #fallbackReads = 0;
+  #storeReads = 0;
+  readonly #store: OfflineStore | undefined;
+  /** What the offline store holds of each object read: its resourceVersion, null for none. */
+  readonly #stored = new Map<string, string | null>();
 
   constructor(options: WatchingObjectGetterOptions) {
+    this.#store = options.store;
     const kc = options.kubeConfig;
     let loaded: Promise<KubeConfig> | undefined;
     this.#kubeConfig = typeof kc === 'function' ? () => (loaded ??= kc()) : async () => kc;
@@ -192,11 +205,48 @@ export class WatchingObjectGetter implements ObjectGetter {
   }
 
   getConfigMap(namespace: string, name: string, signal?: AbortSignal): Promise<ConfigMap | undefined> {
-    return this.#get('ConfigMap', namespace, name, signal) as Promise<ConfigMap | undefined>;
+    return this.#getThroughStore('ConfigMap', namespace, name, signal) as Promise<ConfigMap | undefined>;
   }
 
   getSecret(namespace: string, name: string, signal?: AbortSignal): Promise<Secret | undefined> {
-    return this.#get('Secret', namespace, name, signal) as Promise<Secret | undefined>;
+    return this.#getThroughStore('Secret', namespace, name, signal) as Promise<Secret | undefined>;
+  }
+
+  /** A read written through to the offline store, and answered from it while the server is away. */
+  async #getThroughStore(
+    kind: Kind,
+    namespace: string,
+    name: string,
+    signal: AbortSignal | undefined,
+  ): Promise<ConfigMap | Secret | undefined> {
+    const store = this.#store;
+    if (!store) return this.#get(kind, namespace, name, signal);
+    const key = `${namespace}/${name}`;
+    let object: ConfigMap | Secret | undefined;
+    try {
+      object = await this.#get(kind, namespace, name, signal);
+    } catch (err) {
+      if (signal?.aborted || !isUnreachable(err)) throw err;
+      const stored = await store.get<ConfigMap | Secret>(kind, key).catch(() => undefined);
+      if (!stored) throw err;
+      this.#storeReads++;
+      this.#logger.debug({ kind, namespace, name }, 'API server unreachable; serving the stored object');
+      return stored;
+    }
+    const cacheKey = `${kind}/${key}`;
+    const rv = object ? (object.metadata?.resourceVersion ?? '') : null;
+    if (this.#stored.get(cacheKey) !== rv || rv === '') {
+      this.#stored.set(cacheKey, rv);
+      const write = object ? store.put(kind, key, object) : store.delete(kind, key);
+      write.catch((err: unknown) => {
+        this.#stored.delete(cacheKey);
+        this.#logger.warn(
+          { kind, namespace, name, err: asError(err).message },
+          'offline store: write failed',
+        );
+      });
+    }
+    return object;
   }
 
   stats(): WatchingObjectGetterStats {
@@ -206,6 +256,7 @@ export class WatchingObjectGetter implements ObjectGetter {
       stoppedImmutable: this.#stoppedImmutable,
       stoppedIdle: this.#stoppedIdle,
       fallbackReads: this.#fallbackReads,
+      storeReads: this.#storeReads,
     };
   }
 

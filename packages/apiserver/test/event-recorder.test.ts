@@ -50,7 +50,14 @@ const refused = () =>
   Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' });
 const pod = { kind: 'Pod', namespace: 'ns', name: 'web', uid: 'uid-1', fieldPath: 'spec.containers{app}' };
 
-function setup(options: { eventQPS?: number; eventBurst?: number; maxQueuedEvents?: number } = {}) {
+function setup(
+  options: {
+    eventQPS?: number;
+    eventBurst?: number;
+    maxQueuedEvents?: number;
+    queueWhileUnreachable?: boolean;
+  } = {},
+) {
   const clock = new FakeClock(Date.UTC(2026, 0, 1, 0, 0, 0));
   const sink = new FakeEventSink(clock);
   const logger = new InMemoryLogger();
@@ -268,5 +275,48 @@ describe('ApiserverEventRecorder', () => {
           eventQPS: -1,
         }),
     ).toThrow('event recorder: eventQPS must be >= 0, got -1');
+  });
+});
+
+describe('ApiserverEventRecorder holding events while the API server is away (queueWhileUnreachable)', () => {
+  it('keeps retrying past the 12 tries and writes the held events in the order they happened', async () => {
+    const { clock, sink, recorder } = setup({ queueWhileUnreachable: true });
+    // Three minutes of outage at one try every 10 s: far past upstream's 12 tries.
+    for (let i = 0; i < 20; i++) sink.failures.push(refused());
+    recorder.event(pod, 'Warning', 'Unhealthy', 'Liveness probe failed');
+    recorder.event(pod, 'Normal', 'Killing', 'Container app failed liveness probe, will be restarted');
+    await clock.tick(0);
+    clock.advance(1_000);
+    recorder.event(pod, 'Normal', 'Started', 'Started container app');
+    await advanceUntil(clock, () => recorder.stats.written === 3, { step: 1_000, settle: async () => {} });
+    expect(recorder.stats.dropped).toBe(0);
+    const stored = [...sink.stored.values()].sort(
+      (a, b) => Number(a.metadata?.resourceVersion) - Number(b.metadata?.resourceVersion),
+    );
+    expect(stored.map((e) => e.reason)).toEqual(['Unhealthy', 'Killing', 'Started']);
+    // Each keeps the time it happened, not the time it reached the server.
+    expect(stored.map((e) => e.firstTimestamp)).toEqual([
+      '2026-01-01T00:00:00Z',
+      '2026-01-01T00:00:00Z',
+      '2026-01-01T00:00:01Z',
+    ]);
+    // 20 failed tries 10 s apart (the first wait random: 0.5 × 10 s), then the three writes.
+    const failedAt = sink.calls.slice(0, 20).map((c) => c.at - Date.UTC(2026, 0, 1));
+    expect(failedAt.slice(0, 3)).toEqual([0, 5_000, 15_000]);
+    expect(failedAt.at(-1)).toBe(185_000);
+    expect(sink.calls).toHaveLength(23);
+  });
+
+  it('still drops what does not fit the queue while held, and what the server refused', async () => {
+    const { clock, sink, recorder } = setup({ queueWhileUnreachable: true, maxQueuedEvents: 3 });
+    for (let i = 0; i < 15; i++) sink.failures.push(refused());
+    sink.failures.push(Object.assign(new Error('forbidden'), { code: 403 }));
+    for (let i = 0; i < 5; i++) recorder.event({ ...pod, name: `p${i}` }, 'Normal', 'Created', 'Created');
+    // One at the writer, three held, the fifth finds the queue full.
+    expect(recorder.stats).toMatchObject({ dropped: 1, queued: 3 });
+    await advanceUntil(clock, () => recorder.stats.written === 3, { step: 1_000, settle: async () => {} });
+    // The first event met the refusal when the server came back; the three held went in.
+    expect(recorder.stats).toMatchObject({ rejected: 1, dropped: 1, written: 3 });
+    expect([...sink.stored.values()].map((e) => e.involvedObject.name)).toEqual(['p1', 'p2', 'p3']);
   });
 });

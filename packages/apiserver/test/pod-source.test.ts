@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Pod, PodUpdate } from '@kubelet-kit/core';
+import { InMemoryOfflineStore, type OfflineStore, type Pod, type PodUpdate } from '@kubelet-kit/core';
 import { FakeClock, InMemoryEventRecorder } from '@kubelet-kit/core/testing';
 import { PodSourceError, PodValidationError, setPodDefaults } from '@kubelet-kit/pod-config';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -39,6 +39,8 @@ class FakeApiServer {
   goneAs: 'event' | 'http' = 'event';
   /** The next N lists fail with 500. */
   failLists = 0;
+  /** Lists get no answer at all (a server that accepts connections but does not serve). */
+  hangLists = false;
   /** New watches get headers but no events at all (a watch that went silent). */
   silentWatches = false;
   lists = 0;
@@ -120,6 +122,7 @@ class FakeApiServer {
 
   #list(node: string, res: ServerResponse): void {
     this.lists++;
+    if (this.hangLists) return;
     if (this.failLists > 0) {
       this.failLists--;
       res.writeHead(500, { 'content-type': 'application/json' });
@@ -592,5 +595,141 @@ describe('ApiserverSource', () => {
     expect(h.updates).toHaveLength(1);
     expect(h.clock.pendingTimers).toBe(0);
     expect(() => h.source.start(() => {})).toThrow(/already started/);
+  });
+});
+
+describe('ApiserverSource with an offline store', () => {
+  const stored = (name: string, rv = '5'): Pod => {
+    const p = pod(name);
+    p.metadata = { ...p.metadata, resourceVersion: rv };
+    return p;
+  };
+  const storedKeys = async (store: OfflineStore, kind: 'Pod' | 'PodStatus') =>
+    (await store.list(kind)).map((e) => e.key).sort();
+
+  it('serves the stored pods, with their last statuses, when the first list fails', async () => {
+    const store = new InMemoryOfflineStore();
+    await store.put('Pod', 'default/a', stored('a'));
+    await store.put('Pod', 'default/b', stored('b'));
+    await store.put('PodStatus', 'uid-a', { phase: 'Running', podIP: '10.0.0.7' });
+    await store.put('PodStatus', 'uid-b', { phase: 'Running' });
+    // On the server, b was deleted while the agent was away.
+    const h = await setup(
+      (api) => {
+        api.apply('ADDED', pod('a'));
+        api.failLists = 1;
+      },
+      { store },
+    );
+    start(h);
+    await until(() => expect(names(h.last())).toEqual(['a', 'b']));
+    const a = h.last()!.pods.find((p) => p.metadata?.name === 'a')!;
+    // The status the agent last sent, not the Pending one the pod was stored with.
+    expect(a.status).toMatchObject({ phase: 'Running', podIP: '10.0.0.7' });
+    expect(a.kind).toBe('Pod');
+    expect(h.source.stats().servedFromStore).toBe(2);
+    expect(h.errors.map((e) => (e as PodSourceError).code)).toEqual(['ListFailed']);
+
+    // The list that succeeds replaces what the store served: b goes, and leaves the store.
+    h.clock.advance(800);
+    await until(() => expect(names(h.last())).toEqual(['a']));
+    await until(async () => expect(await storedKeys(store, 'Pod')).toEqual(['default/a']));
+    await until(async () => expect(await storedKeys(store, 'PodStatus')).toEqual(['uid-a']));
+  });
+
+  it('serves the stored pods once the first list has taken offlineAfterMs (default 10 s)', async () => {
+    const store = new InMemoryOfflineStore();
+    await store.put('Pod', 'default/a', stored('a'));
+    const h = await setup(
+      (api) => {
+        api.hangLists = true;
+      },
+      { store },
+    );
+    start(h);
+    await until(() => expect(h.api.lists).toBe(1));
+    h.clock.advance(9_999);
+    await new Promise((r) => setImmediate(r));
+    expect(h.updates).toHaveLength(0);
+    h.clock.advance(1);
+    await until(() => expect(names(h.last())).toEqual(['a']));
+  });
+
+  it('sends nothing from an empty store: an empty SET would let the cleanup kill what runs', async () => {
+    const store = new InMemoryOfflineStore();
+    const h = await setup(
+      (api) => {
+        api.failLists = 1;
+      },
+      { store },
+    );
+    start(h);
+    await until(() => expect(h.errors).toHaveLength(1));
+    h.clock.advance(10_000);
+    await new Promise((r) => setImmediate(r));
+    expect(h.updates).toHaveLength(0);
+    expect(h.source.stats().servedFromStore).toBe(0);
+  });
+
+  it('never serves the store when the first list succeeds, and drops the stale pods from it', async () => {
+    const store = new InMemoryOfflineStore();
+    await store.put('Pod', 'default/stale', stored('stale'));
+    await store.put('PodStatus', 'uid-stale', { phase: 'Running' });
+    const h = await setup((api) => api.apply('ADDED', pod('a')), { store });
+    start(h);
+    await until(() => expect(names(h.last())).toEqual(['a']));
+    h.clock.advance(10_000);
+    await until(async () => expect(await storedKeys(store, 'Pod')).toEqual(['default/a']));
+    expect(await storedKeys(store, 'PodStatus')).toEqual([]);
+    expect(h.updates.every((u) => !names(u).includes('stale'))).toBe(true);
+    expect(h.source.stats().servedFromStore).toBe(0);
+  });
+
+  it('writes watched pods through: added, modified, deleted (with their stored status)', async () => {
+    const store = new InMemoryOfflineStore();
+    const h = await setup((api) => api.apply('ADDED', pod('a')), { store });
+    start(h);
+    await until(async () => expect(await storedKeys(store, 'Pod')).toEqual(['default/a']));
+    await store.put('PodStatus', 'uid-a', { phase: 'Running' });
+    const rv = h.api.apply('ADDED', pod('b'));
+    await until(async () => expect(await storedKeys(store, 'Pod')).toEqual(['default/a', 'default/b']));
+    expect((await store.get<Pod>('Pod', 'default/b'))?.metadata?.resourceVersion).toBe(String(rv));
+    const changed = h.api.apply('MODIFIED', pod('b', 'node-a', 'nginx'));
+    await until(async () =>
+      expect((await store.get<Pod>('Pod', 'default/b'))?.metadata?.resourceVersion).toBe(String(changed)),
+    );
+    expect((await store.get<Pod>('Pod', 'default/b'))?.spec?.containers[0]?.image).toBe('nginx');
+    h.api.apply('DELETED', pod('a'));
+    await until(async () => expect(await storedKeys(store, 'Pod')).toEqual(['default/b']));
+    expect(await storedKeys(store, 'PodStatus')).toEqual([]);
+  });
+
+  it('goes on without the store when the store fails', async () => {
+    const broken: OfflineStore = {
+      get: async () => {
+        throw new Error('disk gone');
+      },
+      list: async () => {
+        throw new Error('disk gone');
+      },
+      put: async () => {
+        throw new Error('disk gone');
+      },
+      delete: async () => {
+        throw new Error('disk gone');
+      },
+    };
+    const h = await setup(
+      (api) => {
+        api.apply('ADDED', pod('a'));
+        api.failLists = 1;
+      },
+      { store: broken },
+    );
+    start(h);
+    await until(() => expect(h.errors).toHaveLength(1));
+    h.clock.advance(800);
+    await until(() => expect(names(h.last())).toEqual(['a']));
+    expect(h.updates).toHaveLength(1);
   });
 });

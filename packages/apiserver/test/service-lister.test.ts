@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Service } from '@kubelet-kit/core';
+import { InMemoryOfflineStore, type Service } from '@kubelet-kit/core';
 import { advanceUntil, FakeClock } from '@kubelet-kit/core/testing';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -175,5 +175,54 @@ describe('ApiserverServiceLister', () => {
     await advanceUntil(clock, () => lister?.hasSynced(), { step: 100 });
     expect(lister.stats().listErrors).toBe(1);
     expect(names(lister.list('ns'))).toEqual(['db', 'web']);
+  });
+
+  it('with a store: serves the Services of the last stored list while the first list fails', async () => {
+    const store = new InMemoryOfflineStore();
+    lister = new ApiserverServiceLister({ kubeConfig: kc, clock, store });
+    lister.start();
+    await advanceUntil(clock, () => api.state.watchers.length > 0);
+    api.send('DELETED', svc('ns', 'db', '10.96.0.3', '11'));
+    await advanceUntil(clock, () => lister?.list('ns').length === 1);
+    await lister.stop(); // flushes the store
+    lister = undefined;
+    const keys = (await store.list('Service')).map((e) => e.key).sort();
+    expect(keys).toEqual(['default/kubernetes', 'ns/web', '~listed']);
+
+    // Restarted, the server failing: the stored ones stand in, and count as synced.
+    api.state.listFailures.push(503);
+    const errors: string[] = [];
+    lister = new ApiserverServiceLister({
+      kubeConfig: kc,
+      clock,
+      store,
+      random: () => 0,
+      onError: (e) => errors.push(e.message),
+    });
+    lister.start();
+    await advanceUntil(clock, () => lister?.hasSynced(), { step: 0 });
+    expect(errors).toHaveLength(1);
+    expect(names(lister.list('ns'))).toEqual(['web']);
+    // The list that then succeeds replaces them.
+    await advanceUntil(clock, () => lister?.list('ns').length === 2, { step: 100 });
+    expect(names(lister.list('ns'))).toEqual(['db', 'web']);
+  });
+
+  it('with a store that never held a whole list: stays unsynced while the list fails', async () => {
+    const store = new InMemoryOfflineStore();
+    await store.put('Service', 'ns/partial', svc('ns', 'partial', '10.96.9.9'));
+    api.state.listFailures.push(503, 503);
+    const errors: string[] = [];
+    lister = new ApiserverServiceLister({
+      kubeConfig: kc,
+      clock,
+      store,
+      random: () => 0,
+      onError: (e) => errors.push(e.message),
+    });
+    lister.start();
+    await advanceUntil(clock, () => errors.length >= 1, { step: 0 });
+    expect(lister.hasSynced()).toBe(false);
+    expect(lister.list('ns')).toEqual([]);
   });
 });

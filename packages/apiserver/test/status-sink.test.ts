@@ -1,11 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ContainerStatus, Pod, PodStatus } from '@kubelet-kit/core';
+import { type ContainerStatus, InMemoryOfflineStore, type Pod, type PodStatus } from '@kubelet-kit/core';
 import { FakeClock } from '@kubelet-kit/core/testing';
 import { newStatusManager, type StatusWriteOptions } from '@kubelet-kit/status-manager';
 import { FakePodDeletionSafety, FakeStatusPodManager } from '@kubelet-kit/status-manager/testing';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiserverStatusSink, createMergePatch, StatusConflictError } from '../src/index.js';
 
 function running(name: string): ContainerStatus {
@@ -56,9 +56,9 @@ class FakeApiServer {
   deleteError: number | undefined;
   #server: Server | undefined;
 
-  async start(): Promise<string> {
+  async start(port = 0): Promise<string> {
     this.#server = createServer((req, res) => void this.#handle(req, res));
-    await new Promise<void>((resolve) => this.#server!.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => this.#server!.listen(port, '127.0.0.1', resolve));
     return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
   }
 
@@ -366,5 +366,143 @@ describe('createMergePatch', () => {
       ),
     ).toEqual({ b: { d: 4 }, l: [1], e: 'new', gone: null });
     expect(createMergePatch({ a: [1], b: {} }, { a: [1], b: {} })).toBeUndefined();
+  });
+});
+
+describe('ApiserverStatusSink while the API server is away (queueWhileUnreachable)', () => {
+  let server: FakeApiServer;
+  let url: string;
+  let clock: FakeClock;
+  let store: InMemoryOfflineStore;
+  let sink: ApiserverStatusSink;
+
+  beforeEach(async () => {
+    server = new FakeApiServer();
+    url = await server.start();
+    clock = new FakeClock();
+    store = new InMemoryOfflineStore();
+    sink = new ApiserverStatusSink({ api: apiFor(url), clock, store, queueWhileUnreachable: true });
+  });
+
+  afterEach(async () => {
+    await server.close();
+  });
+
+  /** Waits (real I/O) until the sink sleeps before its next try, then lets that sleep pass. */
+  async function nextWait(): Promise<number> {
+    await vi.waitFor(() => expect(clock.pendingTimers).toBe(1), { timeout: 5_000, interval: 2 });
+    const ms = clock.nextDue()! - clock.now();
+    clock.advance(ms);
+    return ms;
+  }
+
+  const withRestarts = (restartCount: number): PodStatus => ({
+    ...runningStatus(),
+    containerStatuses: [{ ...running('a'), ready: true, restartCount }],
+  });
+  const methods = () => server.requests.map((r) => r.method);
+  const patchedRestarts = () =>
+    server.requests
+      .filter((r) => r.method === 'PATCH')
+      .map((r) => (r.body as { status: PodStatus }).status.containerStatuses?.[0]?.restartCount);
+
+  it('holds a write while the server answers 503, trying again 1 s doubling to 8 s', async () => {
+    server.pods.set('ns/web', apiPod());
+    server.getError = 503;
+    const write = sink.write(podRef, runningStatus(), writeOptions());
+    const waits: number[] = [];
+    for (let i = 0; i < 5; i++) waits.push(await nextWait());
+    expect(waits).toEqual([1_000, 2_000, 4_000, 8_000, 8_000]);
+    expect(sink.waitingForServer).toBe(1);
+    await vi.waitFor(() => expect(clock.pendingTimers).toBe(1), { timeout: 5_000, interval: 2 });
+    expect(methods()).toEqual(Array(6).fill('GET'));
+    server.getError = undefined;
+    clock.advance(8_000);
+    expect((await write).outcome).toBe('updated');
+    expect(sink.waitingForServer).toBe(0);
+    expect(storedStatus(server).phase).toBe('Running');
+    // The accepted status is kept for a restart without the server.
+    expect((await store.get<PodStatus>('PodStatus', 'uid-1'))?.phase).toBe('Running');
+  });
+
+  it('holds a write while nothing listens, and sends it once the server is back on its port', async () => {
+    server.pods.set('ns/web', apiPod());
+    await server.close();
+    const write = sink.write(podRef, runningStatus(), writeOptions());
+    expect(await nextWait()).toBe(1_000);
+    await vi.waitFor(() => expect(clock.pendingTimers).toBe(1), { timeout: 5_000, interval: 2 });
+    expect(sink.waitingForServer).toBe(1);
+    await server.start(Number(new URL(url).port));
+    clock.advance(2_000);
+    expect((await write).outcome).toBe('updated');
+    expect(methods()).toEqual(['GET', 'PATCH']);
+  });
+
+  it('drains the writes of the outage in order, newest winning, merging again after a 409', async () => {
+    server.pods.set('ns/web', apiPod());
+    server.getError = 503;
+    const first = sink.write(podRef, withRestarts(0), writeOptions({ version: 1 }));
+    await vi.waitFor(() => expect(clock.pendingTimers).toBe(1), { timeout: 5_000, interval: 2 });
+    const second = sink.write(podRef, withRestarts(1), writeOptions({ version: 2 }));
+    const third = sink.write(podRef, withRestarts(2), writeOptions({ version: 3 }));
+    // Meanwhile another writer (a controller) adds a condition of its own to the pod.
+    const current = server.pods.get('ns/web')!;
+    const status = current.status as PodStatus;
+    server.pods.set('ns/web', {
+      ...current,
+      status: {
+        ...status,
+        conditions: [
+          ...(status.conditions ?? []),
+          { type: 'example.com/Gate', status: 'True', lastTransitionTime: NOW },
+        ],
+      },
+    });
+    server.getError = undefined;
+    server.conflicts = 1;
+    server.requests.length = 0;
+    clock.advance(1_000);
+    const outcomes = (await Promise.all([first, second, third])).map((r) => r.outcome);
+    expect(outcomes).toEqual(['updated', 'superseded', 'updated']);
+    // The conflict re-reads the pod before patching again; the restart count never goes back.
+    expect(methods()).toEqual(['GET', 'PATCH', 'GET', 'PATCH', 'GET', 'PATCH']);
+    expect(patchedRestarts()).toEqual([0, 0, 2]);
+    const final = storedStatus(server);
+    expect(final.containerStatuses?.[0]?.restartCount).toBe(2);
+    expect(final.conditions?.map((c) => c.type)).toContain('example.com/Gate');
+    expect((await store.get<PodStatus>('PodStatus', 'uid-1'))?.containerStatuses?.[0]?.restartCount).toBe(2);
+  });
+
+  it('drops a held write, and the stored status, of a pod deleted during the outage', async () => {
+    server.pods.set('ns/web', apiPod());
+    await store.put('PodStatus', 'uid-1', runningStatus());
+    server.getError = 503;
+    const write = sink.write(podRef, runningStatus(), writeOptions());
+    await vi.waitFor(() => expect(clock.pendingTimers).toBe(1), { timeout: 5_000, interval: 2 });
+    server.pods.delete('ns/web');
+    server.getError = undefined;
+    clock.advance(1_000);
+    expect((await write).outcome).toBe('notFound');
+    await vi.waitFor(async () => expect(await store.get('PodStatus', 'uid-1')).toBeUndefined());
+  });
+
+  it('does not hold what the server refused', async () => {
+    server.pods.set('ns/web', apiPod());
+    server.getError = 403;
+    const err = await sink.write(podRef, runningStatus(), writeOptions()).catch((e: unknown) => e);
+    expect((err as { code?: unknown }).code).toBe(403);
+    expect(methods()).toEqual(['GET']);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it('gives a held write up when its signal aborts', async () => {
+    server.pods.set('ns/web', apiPod());
+    server.getError = 503;
+    const abort = new AbortController();
+    const write = sink.write(podRef, runningStatus(), writeOptions({ signal: abort.signal }));
+    await vi.waitFor(() => expect(clock.pendingTimers).toBe(1), { timeout: 5_000, interval: 2 });
+    abort.abort(new Error('agent stopping'));
+    await expect(write).rejects.toThrow('agent stopping');
+    expect(sink.waitingForServer).toBe(0);
   });
 });

@@ -1,9 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { TokenRequest, TokenRequestSpec } from '@kubelet-kit/core';
+import { InMemoryOfflineStore, type TokenRequest, type TokenRequestSpec } from '@kubelet-kit/core';
 import { FakeClock } from '@kubelet-kit/core/testing';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   type RequestServiceAccountToken,
   serviceAccountTokenRequester,
@@ -349,5 +349,71 @@ describe('serviceAccountTokenRequester against a local API server', () => {
     );
     answer = { status: 201, body: { kind: 'TokenRequest', spec: {}, status: {} } };
     await expect(request('ns', 'robot', spec())).rejects.toThrow(/has no status\.token/);
+  });
+});
+
+describe('TokenManager with an offline store', () => {
+  const stored = async (store: InMemoryOfflineStore) =>
+    (await store.list<TokenRequest>('ServiceAccountToken')).map((e) => e.value.status.token);
+
+  it('keeps issued tokens and serves the unexpired ones after a restart without the server', async () => {
+    const clock = new FakeClock();
+    const store = new InMemoryOfflineStore();
+    const online = fakeRequester(clock, HOUR);
+    const first = new TokenManager({ requestToken: online.request, clock, store });
+    first.start();
+    expect((await first.getServiceAccountToken('a', 'b', spec())).status.token).toBe('tok-1');
+    await vi.waitFor(async () => expect(await stored(store)).toEqual(['tok-1']));
+    first.stop();
+
+    // Restarted while the server is away: past 80 % of the TTL the refresh fails, and the stored
+    // token is served until it expires.
+    clock.setTime(clock.now() + 50 * 60_000);
+    const offline = fakeRequester(clock, HOUR);
+    offline.state.error = new Error('connect ECONNREFUSED 127.0.0.1:6443');
+    const second = new TokenManager({ requestToken: offline.request, clock, store });
+    second.start();
+    expect((await second.getServiceAccountToken('a', 'b', spec())).status.token).toBe('tok-1');
+    expect(offline.state.count).toBe(1);
+    clock.setTime(clock.now() + 11 * 60_000);
+    await expect(second.getServiceAccountToken('a', 'b', spec())).rejects.toThrow(
+      /expired and refresh failed: connect ECONNREFUSED/,
+    );
+    second.stop();
+  });
+
+  it('stores the refreshed token in place of the old one', async () => {
+    const clock = new FakeClock();
+    const store = new InMemoryOfflineStore();
+    const fake = fakeRequester(clock, HOUR);
+    const mgr = new TokenManager({ requestToken: fake.request, clock, store });
+    mgr.start();
+    await mgr.getServiceAccountToken('a', 'b', spec());
+    clock.setTime(clock.now() + 50 * 60_000);
+    expect((await mgr.getServiceAccountToken('a', 'b', spec())).status.token).toBe('tok-2');
+    await vi.waitFor(async () => expect(await stored(store)).toEqual(['tok-2']));
+    mgr.stop();
+  });
+
+  it('drops expired tokens at start, and a deleted pod’s tokens', async () => {
+    const clock = new FakeClock();
+    const store = new InMemoryOfflineStore();
+    const fake = fakeRequester(clock, HOUR);
+    const first = new TokenManager({ requestToken: fake.request, clock, store });
+    first.start();
+    await first.getServiceAccountToken('a', 'b', spec({}, 'pod-1'));
+    await first.getServiceAccountToken('a', 'b', spec({}, 'pod-2'));
+    await vi.waitFor(async () => expect((await stored(store)).sort()).toEqual(['tok-1', 'tok-2']));
+    first.deleteServiceAccountToken('pod-1');
+    await vi.waitFor(async () => expect(await stored(store)).toEqual(['tok-2']));
+    first.stop();
+
+    clock.setTime(clock.now() + 2 * HOUR);
+    const second = new TokenManager({ requestToken: fake.request, clock, store });
+    second.start();
+    // Loading drops the expired token; the read asks the server for a new one.
+    expect((await second.getServiceAccountToken('a', 'b', spec({}, 'pod-2'))).status.token).toBe('tok-3');
+    await vi.waitFor(async () => expect(await stored(store)).toEqual(['tok-3']));
+    second.stop();
   });
 });

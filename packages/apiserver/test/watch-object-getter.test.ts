@@ -1,9 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ConfigMap, Secret } from '@kubelet-kit/core';
+import { type ConfigMap, InMemoryOfflineStore, type Secret } from '@kubelet-kit/core';
 import { advanceUntil, FakeClock } from '@kubelet-kit/core/testing';
 import { KubeConfig } from '@kubernetes/client-node';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { objectTtlFromNode, WatchingObjectGetter } from '../src/index.js';
 
 // The watch-based ConfigMap/Secret getter against a local HTTP server speaking list, watch and
@@ -269,5 +269,95 @@ describe('objectTtlFromNode', () => {
     [undefined, undefined],
   ])('%j → %s', (node, want) => {
     expect(objectTtlFromNode(node)).toBe(want);
+  });
+});
+
+describe('WatchingObjectGetter with an offline store', () => {
+  const kubeConfigFor = (port: number) => {
+    const kc = new KubeConfig();
+    kc.loadFromClusterAndUser(
+      { name: 'local', server: `http://127.0.0.1:${port}`, skipTLSVerify: true },
+      { name: 'u' },
+    );
+    return kc;
+  };
+  /** A port nothing listens on any more: requests to it are refused. */
+  async function closedPort(): Promise<number> {
+    const s = http.createServer();
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    const port = (s.address() as AddressInfo).port;
+    await new Promise<void>((r) => s.close(() => r()));
+    return port;
+  }
+  async function read<T>(clock: FakeClock, p: Promise<T>): Promise<T> {
+    let done = false;
+    const out = p.finally(() => {
+      done = true;
+    });
+    await advanceUntil(clock, () => done, { step: 10 });
+    return out;
+  }
+
+  const getters: WatchingObjectGetter[] = [];
+  let api: ReturnType<typeof fakeApiserver>;
+  let port: number;
+  beforeEach(async () => {
+    api = fakeApiserver();
+    await new Promise<void>((r) => api.server.listen(0, '127.0.0.1', r));
+    port = (api.server.address() as AddressInfo).port;
+  });
+  afterEach(async () => {
+    for (const g of getters.splice(0)) await g.stop();
+    for (const w of api.state.watchers) w.res.destroy();
+    api.server.closeAllConnections();
+    await new Promise<void>((r) => api.server.close(() => r()));
+  });
+
+  it('keeps what it read, and serves it while the API server cannot be reached', async () => {
+    const store = new InMemoryOfflineStore();
+    const clock = new FakeClock();
+    api.state.objects.set('configmaps/cfg', cm('cfg', { k: 'v1' }, '5'));
+    api.state.objects.set('secrets/db', {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { namespace: 'ns', name: 'db', resourceVersion: '6' },
+      data: { p: 'cw==' },
+    });
+    const online = new WatchingObjectGetter({ kubeConfig: kubeConfigFor(port), clock, store });
+    getters.push(online);
+    expect((await read(clock, online.getConfigMap('ns', 'cfg')))?.data).toEqual({ k: 'v1' });
+    expect((await read(clock, online.getSecret('ns', 'db')))?.data).toEqual({ p: 'cw==' });
+    await vi.waitFor(async () => expect((await store.list('Secret')).map((e) => e.key)).toEqual(['ns/db']));
+    expect((await store.list('ConfigMap')).map((e) => e.key)).toEqual(['ns/cfg']);
+
+    // The agent restarted, the server gone: the reads come from the store.
+    const clock2 = new FakeClock();
+    const offline = new WatchingObjectGetter({
+      kubeConfig: kubeConfigFor(await closedPort()),
+      clock: clock2,
+      store,
+      onError: () => {},
+    });
+    getters.push(offline);
+    expect((await read(clock2, offline.getConfigMap('ns', 'cfg')))?.data).toEqual({ k: 'v1' });
+    expect((await read(clock2, offline.getSecret('ns', 'db')))?.data).toEqual({ p: 'cw==' });
+    expect(offline.stats().storeReads).toBe(2);
+    // What the store lacks is still an error, not a made-up undefined.
+    const missing = await read(
+      clock2,
+      offline.getConfigMap('ns', 'other').catch((e: unknown) => e),
+    );
+    expect(String(missing)).toMatch(/ECONNREFUSED/);
+  });
+
+  it('forgets an object the server says is gone', async () => {
+    const store = new InMemoryOfflineStore();
+    await store.put('ConfigMap', 'ns/cfg', cm('cfg', { k: 'old' }, '1'));
+    const clock = new FakeClock();
+    const getter = new WatchingObjectGetter({ kubeConfig: kubeConfigFor(port), clock, store });
+    getters.push(getter);
+    expect(await read(clock, getter.getConfigMap('ns', 'cfg'))).toBeUndefined();
+    await vi.waitFor(async () => expect(await store.get('ConfigMap', 'ns/cfg')).toBeUndefined());
+    expect(getter.stats().storeReads).toBe(0);
   });
 });

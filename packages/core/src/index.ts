@@ -88,6 +88,13 @@ export type {
 } from './auth-review.js';
 export { Backoff, type BackoffOptions, jitter } from './backoff.js';
 export { type Clock, RealClock, type Timer } from './clock.js';
+// The runtime's container event stream (CRI GetContainerEvents), for the evented PLEG.
+export {
+  type ContainerEventSource,
+  ContainerEventsUnimplementedError,
+  type RuntimeContainerEvent,
+  type RuntimeContainerEventType,
+} from './container-events.js';
 // The pod types as of v1.34: kubernetes-types (1.30) plus the fields added since.
 export type {
   Container,
@@ -130,6 +137,13 @@ export {
   type NodeApiErrorCode,
   type NodePressureProvider,
 } from './node-api.js';
+// The local store of API objects the adapters write through, for offline operation.
+export {
+  InMemoryOfflineStore,
+  type OfflineStore,
+  type OfflineStoreEntry,
+  type OfflineStoreKind,
+} from './offline-store.js';
 export { goArch, goOS } from './platform.js';
 export {
   buildPodFullName,

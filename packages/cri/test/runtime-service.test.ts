@@ -214,6 +214,45 @@ describe('containers', () => {
     expect(() => server.exitContainer(containerId, 1)).toThrow(/not running/);
   });
 
+  test('onContainerStarted hears started containers with their command and pod annotations', async () => {
+    const { server, runtime } = await harness({ recordCalls: false });
+    const heard: unknown[] = [];
+    const off = server.onContainerStarted((c) => heard.push(c));
+    const { podSandboxId } = await runtime.runPodSandbox({
+      config: sandboxConfig('p', { annotations: { 'example.com/a': '1' } }),
+    });
+    const { containerId } = await runtime.createContainer({
+      podSandboxId,
+      config: containerConfig('c', { args: ['x'], annotations: { 'io.kubernetes.container.hash': 'h' } }),
+    });
+    expect(heard).toEqual([]); // created, not started
+    await runtime.startContainer({ containerId });
+    expect(heard).toEqual([
+      {
+        id: containerId,
+        podSandboxId,
+        name: 'c',
+        attempt: 0,
+        command: ['sh', '-c', 'sleep 3600'],
+        args: ['x'],
+        labels: { container: 'c' },
+        annotations: { 'io.kubernetes.container.hash': 'h' },
+        sandbox: {
+          name: 'p',
+          namespace: 'default',
+          uid: 'uid-p',
+          labels: { app: 'p', 'kubelet-kit/test': 'cri' },
+          annotations: { 'example.com/a': '1' },
+        },
+      },
+    ]);
+    off();
+    await runningContainer(runtime, 'q');
+    expect(heard).toHaveLength(1);
+    // recordCalls: false keeps no call log.
+    expect(server.calls()).toEqual([]);
+  });
+
   test('StopContainer without a grace period kills (137); resources are reported and updated', async () => {
     const { runtime } = await harness();
     const { podSandboxId } = await runtime.runPodSandbox({ config: sandboxConfig('p') });

@@ -7,6 +7,7 @@ import {
   type Node,
   type NodeAllocatable,
   noopLogger,
+  type OfflineStore,
   type Pod,
   RealClock,
 } from '@kubelet-kit/core';
@@ -16,6 +17,7 @@ import {
   type ImageGCManager,
   KubeGenericRuntimeManager,
 } from '@kubelet-kit/kuberuntime';
+import { EventedPLEG } from '@kubelet-kit/pleg';
 import { PodConfig, type PodSource } from '@kubelet-kit/pod-config';
 import { BasicPodManager } from '@kubelet-kit/pod-manager';
 import { DefaultProbeManager, DefaultResultsManager } from '@kubelet-kit/prober';
@@ -25,6 +27,7 @@ import { createApiClients } from './api-clients.js';
 import { ContainerManager } from './cm/container-manager.js';
 import { nodeCgroupAmounts } from './cm/node-allocatable-cgroups.js';
 import { kubeletConfigz } from './configz.js';
+import { criContainerEventSource } from './container-events.js';
 import type { ProbeManagerView } from './deps.js';
 import { checkImageOptions, createImageGC, imagePullSettings } from './image-gc.js';
 import { Kubelet } from './kubelet.js';
@@ -82,6 +85,14 @@ export interface AgentOptions {
   readonly kubeconfig?: string;
   /** A directory of ConfigMap and Secret manifests for volumes and env, when there is no API server. */
   readonly objectDirectory?: string;
+  /**
+   * Offline operation with a kubeconfig (--offline-store-dir): the folder of the on-disk store
+   * that keeps the node's pods, their ConfigMaps, Secrets and tokens, the Node and the last
+   * statuses, so the agent manages its pods while the API server is away and across restarts.
+   */
+  readonly offlineStoreDirectory?: string;
+  /** The same with a store of the embedder's own (it wins over `offlineStoreDirectory`). */
+  readonly offlineStore?: OfflineStore;
   /** Let static pods reference ConfigMaps, Secrets and the like (upstream forbids it). */
   readonly allowStaticPodApiReferences?: boolean;
   /** Upstream --max-pods; default 110. */
@@ -181,6 +192,13 @@ export interface AgentOptions {
   readonly eventBurst?: number;
   /** Upstream --node-lease-duration-seconds: the node Lease's duration; default 40, renewed every quarter. */
   readonly nodeLeaseDurationSeconds?: number;
+  // Feature gates (upstream --feature-gates).
+  /**
+   * Upstream's feature gates by name. `EventedPLEG: true` watches the runtime's container
+   * events (CRI GetContainerEvents) and relists every 300 s beside them; a runtime without the
+   * method (containerd 1.6) falls back to relisting every second.
+   */
+  readonly featureGates?: Readonly<Record<string, boolean>>;
   // Images (upstream's image manager and image GC).
   /** Upstream --image-gc-high-threshold: image filesystem usage, percent, that starts GC; default 85. */
   readonly imageGCHighThresholdPercent?: number;
@@ -307,6 +325,9 @@ export function createAgent(options: AgentOptions): Agent {
     eventQPS: options.eventQPS,
     eventBurst: options.eventBurst,
     nodeLeaseDurationSeconds: options.nodeLeaseDurationSeconds,
+    // Offline operation (--offline-store-dir): pods and objects kept on disk, writes queued.
+    offlineStore: options.offlineStore,
+    offlineStoreDirectory: options.offlineStoreDirectory,
   });
   apiEvents.recorder = api.eventRecorder;
   const { objectGetter } = api;
@@ -467,6 +488,18 @@ export function createAgent(options: AgentOptions): Agent {
     logger: logger.child({ component: 'container-log-manager' }),
   });
   const { pleg, podCache } = createPleg({ runtime, clock, logger, metrics });
+  // Feature gate EventedPLEG: runtime events beside the generic relist, which it slows down.
+  const eventedPleg = options.featureGates?.EventedPLEG
+    ? new EventedPLEG({
+        source: criContainerEventSource(cri.runtimeService),
+        generic: pleg,
+        runtime,
+        clock,
+        logger,
+        onFallback: (err) =>
+          logger.warn({ err }, 'EventedPLEG: runtime events unavailable; relisting every second'),
+      })
+    : undefined;
   const runtimeState = new RuntimeState({ runtime, clock, logger });
   kubelet = new Kubelet({
     nodeName,
@@ -661,6 +694,7 @@ export function createAgent(options: AgentOptions): Agent {
       // Upstream checks the node's resolv.conf once, as its sync loop starts.
       runtime.checkLimitsForResolvConf();
       await k.start();
+      eventedPleg?.start();
       // Upstream's StartGarbageCollection: image GC at once, then every ImageGCPeriod.
       imageGCManager.start();
       containerLogManager.start();
@@ -672,6 +706,7 @@ export function createAgent(options: AgentOptions): Agent {
       runtimeState.stop();
       await imageGCManager.stop();
       await nodeStatus?.stop();
+      eventedPleg?.stop();
       await k.stop();
       await containerLogManager.stop();
       await api.eventRecorder?.stop();

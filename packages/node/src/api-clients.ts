@@ -10,8 +10,10 @@ import {
   ApiserverServiceLister,
   ApiserverSource,
   ApiserverStatusSink,
+  DiskOfflineStore,
   kubeletUserAgent,
   type MirrorPodApi,
+  nodeApiWithStore,
   type PodStatusApi,
   serviceAccountTokenRequester,
   setUserAgent,
@@ -26,6 +28,7 @@ import {
   type MirrorClient,
   type NodeApi,
   type ObjectGetter,
+  type OfflineStore,
   type RuntimeClassGetter,
   type ServiceLister,
   type TokenGetter,
@@ -53,6 +56,14 @@ export interface ApiClientsOptions {
   readonly eventBurst?: number | undefined;
   /** Upstream --node-lease-duration-seconds; default 40. */
   readonly nodeLeaseDurationSeconds?: number | undefined;
+  /**
+   * Offline operation (--offline-store-dir): the adapters write pods, their objects and tokens,
+   * the Node and the last statuses through this store and fall back to it while the API server
+   * cannot be reached; status writes and events wait for the server instead of failing.
+   */
+  readonly offlineStore?: OfflineStore | undefined;
+  /** With a kubeconfig and no `offlineStore`: the folder of the default on-disk store. */
+  readonly offlineStoreDirectory?: string | undefined;
 }
 
 /**
@@ -92,6 +103,10 @@ export interface ApiClients {
   stop(): Promise<void>;
 }
 
+function kubeconfigPathGiven(options: ApiClientsOptions): boolean {
+  return Boolean(options.kubeconfig);
+}
+
 /**
  * Builds the agent's API clients. The API client costs tens of MiB to load: only an agent with a
  * kubeconfig loads it, when its pod source, status sink or object reads first need it (so a bad
@@ -101,6 +116,16 @@ export interface ApiClients {
  */
 export function createApiClients(options: ApiClientsOptions): ApiClients {
   const { clock, logger, nodeName } = options;
+  const store =
+    options.offlineStore ??
+    (kubeconfigPathGiven(options) && options.offlineStoreDirectory
+      ? new DiskOfflineStore({
+          directory: options.offlineStoreDirectory,
+          logger: logger.child({ component: 'offline-store' }),
+        })
+      : undefined);
+  if (store && options.kubeconfig)
+    logger.info('offline operation on: API objects are kept in the offline store');
   const kubeconfigPath = options.kubeconfig;
   let kubeConfigLoad: Promise<KubeConfig> | undefined;
   const kubeConfig = kubeconfigPath
@@ -128,6 +153,7 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
       kubeConfig,
       clock,
       logger: logger.child({ component: 'objects' }),
+      ...(store ? { store } : {}),
     });
     objectGetter = watchingObjectGetter;
   }
@@ -142,7 +168,9 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
     : undefined;
 
   // Services for container environment variables, as upstream's kubelet watches them.
-  const serviceLister = kubeConfig ? new ApiserverServiceLister({ kubeConfig, clock, logger }) : undefined;
+  const serviceLister = kubeConfig
+    ? new ApiserverServiceLister({ kubeConfig, clock, logger, ...(store ? { store } : {}) })
+    : undefined;
 
   const statusSinks: StatusSink[] = [];
   let mirrorClient: MirrorClient | undefined;
@@ -173,6 +201,7 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
         // Upstream's status manager deletes a pod the API server is deleting once its worker
         // finished it (containers stopped, volumes unmounted): grace 0, UID precondition.
         deletePods: true,
+        ...(store ? { store, queueWhileUnreachable: true, clock } : {}),
       }),
     );
   }
@@ -186,6 +215,7 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
         }),
         clock,
         logger,
+        ...(store ? { store } : {}),
       })
     : undefined;
   // Events and the node lease (upstream's event client and heartbeat client).
@@ -214,6 +244,7 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
       eventBurst: options.eventBurst,
       clock,
       logger,
+      ...(store ? { queueWhileUnreachable: true } : {}),
     });
     // The Node is looked up for the lease's owner reference; until it exists the lease waits.
     const leaseClient = new ApiserverLeaseClient({
@@ -246,6 +277,7 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
       createNode: async (...args) => (await client()).createNode(...args),
       patchNodeStatus: async (...args) => (await client()).patchNodeStatus(...args),
     };
+    if (store) nodeApi = nodeApiWithStore(nodeApi, store, logger.child({ component: 'node-store' }));
   }
 
   return {
@@ -272,6 +304,7 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
             logger: logger.child({ source: 'api' }),
             recorder,
             onError,
+            ...(store ? { store } : {}),
           });
           await apiSource.start(sink);
         },

@@ -8,6 +8,7 @@ import { type Logger, type Pod, quantityValue } from '@kubelet-kit/core';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { pino } from 'pino';
 import { type AgentOptions, createAgent } from './agent.js';
+import { parseFeatureGates, unknownFeatureGates } from './feature-gates.js';
 import { applyKubeletConfig, type KubeletConfig, loadKubeletConfig } from './kubelet-config.js';
 import { lineBatchingDestination } from './log-destination.js';
 import { type NodeTaint, parseNodeLabels, parseTaints } from './node-info.js';
@@ -16,6 +17,7 @@ import { formatPodTable } from './pod-table.js';
 import type { KubeletAuthorizationMode } from './server-auth.js';
 import type { KubeletAuthenticationOptions, KubeletAuthorizationOptions } from './server-security.js';
 import type { KubeletTlsOptions } from './server-tls.js';
+import { simulateCommand } from './simulate-command.js';
 
 function int(name: string) {
   return (value: string): number => {
@@ -24,6 +26,18 @@ function int(name: string) {
       throw new InvalidArgumentError(`${name} must be a whole number, got ${JSON.stringify(value)}`);
     return n;
   };
+}
+
+function featureGatesFlag(value: string): Record<string, boolean> {
+  let gates: Record<string, boolean>;
+  try {
+    gates = parseFeatureGates(value);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+  for (const gate of unknownFeatureGates(gates))
+    process.stderr.write(`kubelet-kit run: feature gate ${gate} is not used by this agent; ignoring it\n`);
+  return gates;
 }
 
 /** Go-style durations as the kubelet flags take them: `20s`, `1m`, `500ms`, `1m30s`. */
@@ -76,6 +90,7 @@ interface RunFlags {
   address: string;
   port: number;
   objectDir?: string;
+  offlineStoreDir?: string;
   runtimeClasses?: string;
   allowStaticPodApiReferences?: boolean;
   podLogsDir?: string;
@@ -95,6 +110,8 @@ interface RunFlags {
   eventQps?: number;
   eventBurst?: number;
   nodeLeaseDurationSeconds?: number;
+  // Feature gates.
+  featureGates?: Record<string, boolean>;
   // Images.
   imageGcHighThreshold?: number;
   imageGcLowThreshold?: number;
@@ -303,6 +320,7 @@ async function run(flags: RunFlags, command: Command): Promise<void> {
       ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
       ...(hostnameOverride ? { nodeName: hostnameOverride } : {}),
       ...(flags.objectDir ? { objectDirectory: flags.objectDir } : {}),
+      ...(flags.offlineStoreDir ? { offlineStoreDirectory: flags.offlineStoreDir } : {}),
       ...(flags.runtimeClasses ? { runtimeClasses: flags.runtimeClasses } : {}),
       ...(flags.allowStaticPodApiReferences ? { allowStaticPodApiReferences: true } : {}),
       ...(flags.podLogsDir ? { podLogsDirectory: flags.podLogsDir } : {}),
@@ -346,6 +364,8 @@ async function run(flags: RunFlags, command: Command): Promise<void> {
         : {}),
       // The kubelet API's transport and auth.
       ...serverSecurityOptions(flags),
+      // Feature gates.
+      ...(flags.featureGates !== undefined ? { featureGates: flags.featureGates } : {}),
       // Images.
       ...(flags.imageGcHighThreshold !== undefined
         ? { imageGCHighThresholdPercent: flags.imageGcHighThreshold }
@@ -398,6 +418,10 @@ async function run(flags: RunFlags, command: Command): Promise<void> {
     }
     if (!options.podManifestPath && !options.manifestUrl && !options.kubeconfig) {
       runUsageError('no pod source given: pass --pod-manifest-path, --manifest-url or --kubeconfig');
+      return;
+    }
+    if (options.offlineStoreDirectory && !options.kubeconfig) {
+      runUsageError('--offline-store-dir keeps what the API server sends: it needs --kubeconfig');
       return;
     }
     agent = createAgent(options);
@@ -481,6 +505,10 @@ program
   .option('--port <n>', 'port of the HTTP endpoints (0: any free port)', int('--port'), 10250)
   .option('--object-dir <path>', 'directory of ConfigMap and Secret manifests for volumes and env')
   .option(
+    '--offline-store-dir <path>',
+    'with --kubeconfig, keep the pods, their ConfigMaps, Secrets and tokens, the Node and the last statuses here, and keep managing them while the API server is away (KubeEdge-style offline autonomy)',
+  )
+  .option(
     '--runtime-classes <path>',
     'file or directory of RuntimeClass objects (node.k8s.io/v1) that pods may name in runtimeClassName (with --kubeconfig: only for names the API server lacks)',
   )
@@ -547,6 +575,12 @@ program
       if (n === 0) throw new InvalidArgumentError('--node-lease-duration-seconds must be greater than 0');
       return n;
     },
+  )
+  // Feature gates (upstream's flag; only EventedPLEG acts here).
+  .option(
+    '--feature-gates <gates>',
+    'comma-separated Name=bool pairs of upstream feature gates, e.g. EventedPLEG=true',
+    featureGatesFlag,
   )
   // Images (upstream's flags and defaults).
   .option(
@@ -743,6 +777,9 @@ program
     }
     await getPods(flags);
   });
+
+// Many simulated nodes in one process (simulate-command.ts).
+program.addCommand(simulateCommand());
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   process.stderr.write(`kubelet-kit: ${(err as Error).message}\n`);

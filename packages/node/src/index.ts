@@ -46,6 +46,15 @@ export {
 } from './server-auth.js';
 export type { KubeletAuthenticationOptions, KubeletAuthorizationOptions } from './server-security.js';
 export type { KubeletTlsOptions } from './server-tls.js';
+// Many simulated nodes in one process (`kubelet-kit simulate`).
+export {
+  type SimulatedNode,
+  type SimulatedNodeOptions,
+  type SimulateOptions,
+  type Simulation,
+  simulateNodes,
+} from './simulate.js';
+export { type SimulatedExit, SimulatedExitAnnotationPrefix } from './simulate-containers.js';
 // The summary API's JSON (`GET /stats/summary`), upstream's stats v1alpha1.
 export type {
   ContainerStats,

@@ -85,6 +85,22 @@ export class RuntimePodStatusCache implements PodStatusCache {
     return true;
   }
 
+  /**
+   * As {@link RuntimePodStatusCache.set}, but only when the pod has no entry or an entry read
+   * before `timestamp` (upstream's `Set` with EventedPLEG on): runtime events can arrive after a
+   * relist stored a newer read. Returns whether the entry was stored.
+   */
+  setIfNewer(
+    uid: string,
+    status: RuntimePodStatus | undefined,
+    error: Error | undefined,
+    timestamp: number,
+  ): boolean {
+    const cached = this.#pods.get(uid);
+    if (cached && cached.modified > timestamp) return false;
+    return this.set(uid, status, error, timestamp);
+  }
+
   /** Forgets the pod (and a hold on it); a later `get` returns the empty entry. */
   delete(uid: string): void {
     this.#pods.delete(uid);

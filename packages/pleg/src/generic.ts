@@ -115,36 +115,51 @@ interface PodRecord {
   current: RuntimePod | undefined;
 }
 
-function findState(pod: RuntimePod | undefined, id: string): PlegContainerState {
-  if (!pod) return 'non-existent';
-  const c = pod.containers.find((x) => x.id.id === id) ?? pod.sandboxes.find((x) => x.id.id === id);
-  return c ? convertState(c.state) : 'non-existent';
+/** Container and sandbox states of a pod by ID (sandboxes are tracked like containers, as upstream). */
+function statesOf(pod: RuntimePod | undefined): Map<string, PlegContainerState> {
+  const states = new Map<string, PlegContainerState>();
+  if (!pod) return states;
+  for (const c of pod.containers) if (!states.has(c.id.id)) states.set(c.id.id, convertState(c.state));
+  for (const c of pod.sandboxes) if (!states.has(c.id.id)) states.set(c.id.id, convertState(c.state));
+  return states;
 }
 
-/** Container and sandbox IDs of both pods, each once, in first-seen order. */
-function containerIds(...pods: Array<RuntimePod | undefined>): string[] {
-  const ids = new Set<string>();
-  const add = (cs: readonly RuntimeContainer[]) => {
-    for (const c of cs) ids.add(c.id.id);
-  };
-  for (const pod of pods) {
-    if (!pod) continue;
-    add(pod.containers);
-    // Sandboxes are tracked like containers, as upstream does.
-    add(pod.sandboxes);
-  }
-  return [...ids];
+/**
+ * Whether both listings show the same containers and sandboxes in the same order and states: the
+ * common case of a steady relist, decided without building anything.
+ */
+function sameListing(a: RuntimePod, b: RuntimePod): boolean {
+  return sameContainers(a.containers, b.containers) && sameContainers(a.sandboxes, b.sandboxes);
 }
+
+function sameContainers(a: readonly RuntimeContainer[], b: readonly RuntimeContainer[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as RuntimeContainer;
+    const y = b[i] as RuntimeContainer;
+    if (x.id.id !== y.id.id || convertState(x.state) !== convertState(y.state)) return false;
+  }
+  return true;
+}
+
+const noEvents: readonly PodLifecycleEvent[] = [];
 
 /** The events of a pod's transition from `oldPod` to `pod`, container by container. */
 function podEvents(
   pid: string,
   oldPod: RuntimePod | undefined,
   pod: RuntimePod | undefined,
-): PodLifecycleEvent[] {
+): readonly PodLifecycleEvent[] {
+  if (oldPod && pod && sameListing(oldPod, pod)) return noEvents;
+  const oldStates = statesOf(oldPod);
+  const newStates = statesOf(pod);
   const events: PodLifecycleEvent[] = [];
-  for (const cid of containerIds(oldPod, pod)) {
-    events.push(...generateEvents(pid, cid, findState(oldPod, cid), findState(pod, cid)));
+  // Old IDs first, then new ones, each once.
+  for (const [cid, oldState] of oldStates) {
+    events.push(...generateEvents(pid, cid, oldState, newStates.get(cid) ?? 'non-existent'));
+  }
+  for (const [cid, newState] of newStates) {
+    if (!oldStates.has(cid)) events.push(...generateEvents(pid, cid, 'non-existent', newState));
   }
   return events;
 }
@@ -205,8 +220,8 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
   readonly #runtime: Pick<Runtime, 'getPods' | 'getPodStatus'>;
   readonly #clock: Clock;
   readonly #logger: Logger;
-  readonly #periodMs: number;
-  readonly #thresholdMs: number;
+  #periodMs: number;
+  #thresholdMs: number;
   readonly #onRelist: ((result: RelistResult) => void) | undefined;
   readonly #records = new Map<string, PodRecord>();
   readonly #listeners = new Set<PodLifecycleEventListener>();
@@ -296,6 +311,30 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
   }
 
   /**
+   * Changes the relist period and the health threshold (upstream `Update(relistDuration)`): the
+   * evented PLEG lengthens both while the runtime's events flow and restores them when it falls
+   * back. A running loop takes the new period after its current wait.
+   */
+  update(durations: { readonly relistPeriodMs: number; readonly relistThresholdMs: number }): void {
+    this.#periodMs = durations.relistPeriodMs;
+    this.#thresholdMs = durations.relistThresholdMs;
+  }
+
+  /** The relist period and health threshold in use, ms. */
+  get relistDurations(): { readonly relistPeriodMs: number; readonly relistThresholdMs: number } {
+    return { relistPeriodMs: this.#periodMs, relistThresholdMs: this.#thresholdMs };
+  }
+
+  /**
+   * Sends an event to the watchers and the channel, as a relist would; false when the channel
+   * dropped it. For the evented PLEG, which shares this PLEG's channel as upstream's does.
+   * @internal
+   */
+  sendEvent(event: PodLifecycleEvent): boolean {
+    return this.#emit(event);
+  }
+
+  /**
    * Marks a pod whose containers the caller is about to change (a sync creating or killing
    * them). Until {@link GenericPLEG.inspectPods} reads it or {@link GenericPLEG.releasePod} lets
    * go, relists neither inspect it nor send its events, and the cache's global timestamp stops
@@ -377,7 +416,14 @@ export class GenericPLEG implements PodLifecycleEventGenerator {
     // A pod whose read failed is read again even if no listing ever showed it (upstream
     // reinspects every such pod): a pod that failed before anything of it was made would
     // otherwise keep its error entry, and its worker would fail on it, for ever.
-    const pids = new Set([...this.#records.keys(), ...this.#podsToReinspect.keys()]);
+    // Records first, then reinspections with no record, each once (without copying every key).
+    const pids: Iterable<string> =
+      this.#podsToReinspect.size === 0
+        ? [...this.#records.keys()]
+        : [
+            ...this.#records.keys(),
+            ...[...this.#podsToReinspect.keys()].filter((p) => !this.#records.has(p)),
+          ];
     for (const pid of pids) {
       const record = this.#records.get(pid);
       const pod = record?.current;

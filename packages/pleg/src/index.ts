@@ -7,6 +7,15 @@
 export { RuntimePodStatusCache } from './cache.js';
 export { EventChannel } from './event-channel.js';
 export {
+  DefaultEventedPLEGMaxStreamRetries,
+  EventedPLEG,
+  type EventedPLEGOptions,
+  type EventedPLEGStats,
+  EventedRelistPeriodMs,
+  EventedRelistThresholdMs,
+  GlobalCacheUpdatePeriodMs,
+} from './evented.js';
+export {
   GenericPLEG,
   type GenericPLEGOptions,
   type PLEGStats,

@@ -669,9 +669,7 @@ export class BasicPodWorkers implements PodWorkers {
     }
     this.#podSyncStatuses.delete(uid);
     this.#cleanupPodUpdates(uid);
-    if (this.#startedStaticPodsByFullname.get(status.fullname) === uid) {
-      this.#startedStaticPodsByFullname.delete(status.fullname);
-    }
+    this.#releaseStaticPodFullname(status.fullname, uid);
     return true;
   }
 
@@ -734,6 +732,22 @@ export class BasicPodWorkers implements PodWorkers {
     });
   };
 
+  /**
+   * Frees `fullname` if `uid` holds it, and queues the first live waiter for an immediate sync.
+   * Upstream lets the waiter find the slot free on its next backoff retry (10-15 s later); waking
+   * it here keeps the order and removes that wait from every static-pod re-creation.
+   */
+  #releaseStaticPodFullname(fullname: string, uid: string): void {
+    if (this.#startedStaticPodsByFullname.get(fullname) !== uid) return;
+    this.#startedStaticPodsByFullname.delete(fullname);
+    for (const waitingUID of this.#waitingToStartStaticPodsByFullname.get(fullname) ?? []) {
+      const s = this.#podSyncStatuses.get(waitingUID);
+      if (!s || s.isTerminationRequested() || s.isTerminated()) continue;
+      this.#workQueue.enqueue(waitingUID, 0);
+      return;
+    }
+  }
+
   #allowStaticPodStart(fullname: string, uid: string): boolean {
     const started = this.#startedStaticPodsByFullname.get(fullname);
     if (started !== undefined) return started === uid;
@@ -780,9 +794,7 @@ export class BasicPodWorkers implements PodWorkers {
     status.finished = true;
     status.working = false;
     status.terminatedAt = this.#clock.now();
-    if (this.#startedStaticPodsByFullname.get(status.fullname) === uid) {
-      this.#startedStaticPodsByFullname.delete(status.fullname);
-    }
+    this.#releaseStaticPodFullname(status.fullname, uid);
   }
 
   /**
@@ -1014,9 +1026,7 @@ export class BasicPodWorkers implements PodWorkers {
     status.terminatedAt = this.#clock.now();
     status.finished = true;
     status.working = false;
-    if (this.#startedStaticPodsByFullname.get(status.fullname) === uid) {
-      this.#startedStaticPodsByFullname.delete(status.fullname);
-    }
+    this.#releaseStaticPodFullname(status.fullname, uid);
     // A runtime-only pod is not desired by anyone: once stopped, nothing is left to track.
     this.#podSyncStatuses.delete(uid);
   }
@@ -1027,9 +1037,7 @@ export class BasicPodWorkers implements PodWorkers {
     if (!status) return;
     status.finished = true;
     status.working = false;
-    if (this.#startedStaticPodsByFullname.get(status.fullname) === uid) {
-      this.#startedStaticPodsByFullname.delete(status.fullname);
-    }
+    this.#releaseStaticPodFullname(status.fullname, uid);
   }
 
   #completeWork(uid: string, phaseTransition: boolean, err: unknown): void {

@@ -347,3 +347,32 @@ test('a kill of a pod waiting for a sync slot cancels the wait and the kill take
   expect(h.syncer.historyOf('waiting')).toEqual(['syncTerminatingPod', 'syncTerminatedPod']);
   await h.workers.whenIdle();
 });
+
+test('BasicWorkQueue: due items come out by due time, each once, whatever the enqueue order', () => {
+  const clock = new FakeClock(T0);
+  const q = new BasicWorkQueue({ clock });
+  const delays = [50, 10, 40, 10, 30, 20, 60, 0];
+  for (const [i, d] of delays.entries()) q.enqueue(`p${i}`, d);
+  q.enqueue('p6', 5); // superseded: p6 now due at 5, not 60
+  q.enqueue('p1', 45); // superseded: later than before
+  clock.advance(35);
+  expect(q.getWork()).toEqual(['p7', 'p6', 'p3', 'p5', 'p4']);
+  expect(q.dueTime('p1')).toBe(T0 + 45);
+  clock.advance(100);
+  expect(q.getWork()).toEqual(['p2', 'p1', 'p0']);
+  expect(q.size).toBe(0);
+  expect(q.getWork()).toEqual([]);
+});
+
+test('BasicWorkQueue: superseded entries stay bounded by the live ones', () => {
+  const clock = new FakeClock(T0);
+  const q = new BasicWorkQueue({ clock });
+  for (let round = 0; round < 50; round++) for (let i = 0; i < 100; i++) q.enqueue(`p${i}`, 1000 + round);
+  expect(q.size).toBe(100);
+  expect(q.heapSize).toBeLessThanOrEqual(2 * 100 + 1024);
+  clock.advance(1049);
+  const due = q.getWork();
+  expect(new Set(due).size).toBe(100);
+  expect(due).toHaveLength(100);
+  expect(q.heapSize).toBe(0);
+});

@@ -66,6 +66,9 @@ test('TestStaticPodExclusion: static pods with one full name start one at a time
   expect(w.isPodKnownTerminated('2-static')).toBe(true);
   expect(w.isPodForMirrorPodTerminatingByFullName('pod1_test1')).toBe(false);
   expect(w.staticPodStartState().started).toEqual({});
+  // the first live waiter (3-static was killed) is due at once, not after its 10 s backoff
+  expect(h.queue.dueTime('4-static')).toBe(h.clock.now());
+  expect(h.queue.dueTime('3-static')).toBeUndefined();
 
   // the next periodic sync of 4-static starts it: 3-static was pruned as terminating
   w.updatePod({ updateType: 'update', pod: staticPod('4-static') });

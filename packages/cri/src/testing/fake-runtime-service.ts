@@ -57,6 +57,31 @@ export interface ExitOptions {
   message?: string;
 }
 
+/**
+ * A container the fake runtime has just started, as {@link InMemoryCriServer.onContainerStarted}
+ * listeners see it: what was asked of it (command, args, labels, annotations) and its sandbox's
+ * metadata, labels and annotations (the pod's, as the kubelet passes them).
+ * @public
+ */
+export interface StartedContainer {
+  readonly id: string;
+  readonly podSandboxId: string;
+  /** The container's name and attempt. */
+  readonly name: string;
+  readonly attempt: number;
+  readonly command: readonly string[];
+  readonly args: readonly string[];
+  readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
+  readonly sandbox: {
+    readonly name: string;
+    readonly namespace: string;
+    readonly uid: string;
+    readonly labels: Readonly<Record<string, string>>;
+    readonly annotations: Readonly<Record<string, string>>;
+  };
+}
+
 /** Runtime conditions reported by Status. @public */
 export interface RuntimeConditionState {
   status: boolean;
@@ -273,6 +298,7 @@ export class FakeRuntimeService {
   readonly streamingCalls: StreamingCall[] = [];
   #nextToken = 1;
   readonly #subscribers = new Set<(event: ContainerEventResponse) => void>();
+  readonly #startListeners = new Set<(container: StartedContainer) => void>();
   readonly #opts: FakeRuntimeOptions;
   readonly #sandboxUsage = new Map<string, FakePodSandboxUsage>();
   #nextIp = 2;
@@ -605,6 +631,35 @@ export class FakeRuntimeService {
     };
   }
 
+  /** Calls `listener` with each container StartContainer starts. */
+  onContainerStarted(listener: (container: StartedContainer) => void): () => void {
+    this.#startListeners.add(listener);
+    return () => this.#startListeners.delete(listener);
+  }
+
+  #started(c: ContainerRecord): void {
+    if (this.#startListeners.size === 0) return;
+    const sandbox = this.#sandboxes.get(c.podSandboxId);
+    const started: StartedContainer = {
+      id: c.id,
+      podSandboxId: c.podSandboxId,
+      name: c.metadata.name,
+      attempt: c.metadata.attempt,
+      command: [...(c.config.command ?? [])],
+      args: [...(c.config.args ?? [])],
+      labels: c.config.labels,
+      annotations: c.config.annotations,
+      sandbox: {
+        name: sandbox?.metadata.name ?? '',
+        namespace: sandbox?.metadata.namespace ?? '',
+        uid: sandbox?.metadata.uid ?? '',
+        labels: sandbox?.config.labels ?? {},
+        annotations: sandbox?.config.annotations ?? {},
+      },
+    };
+    for (const listener of this.#startListeners) listener(started);
+  }
+
   subscribe(listener: (event: ContainerEventResponse) => void): () => void {
     this.#subscribers.add(listener);
     return () => this.#subscribers.delete(listener);
@@ -833,6 +888,7 @@ export class FakeRuntimeService {
         c.state = ContainerState.CONTAINER_RUNNING;
         c.startedAt = this.#nowNs();
         this.#emit(c, CONTAINER_EVENT.CONTAINER_STARTED_EVENT);
+        this.#started(c);
         return {};
       },
 

@@ -25,6 +25,7 @@ import {
   type FakeRuntimeHandler,
   FakeRuntimeService,
   type RuntimeConditionState,
+  type StartedContainer,
   type StreamingCall,
 } from './fake-runtime-service.js';
 import { type ResponseStream, StatusError } from './status-error.js';
@@ -72,6 +73,11 @@ export interface InMemoryCriServerOptions {
   runtimeHandlers?: readonly FakeRuntimeHandler[];
   /** Status's `features` (default none, as containerd 1.6). */
   features?: FakeRuntimeFeatures;
+  /**
+   * Keep every call in {@link InMemoryCriServer.calls} (default true). A long-running user (a
+   * simulated node) turns it off: the log would grow with every call.
+   */
+  recordCalls?: boolean;
 }
 
 /** One RPC the server received. @public */
@@ -112,6 +118,7 @@ export class InMemoryCriServer {
   readonly #latency = new Map<string, number>();
   readonly #active = new Set<AbortController>();
   #closed = false;
+  #recordCalls = true;
 
   private constructor(parts: {
     endpoint: string;
@@ -169,6 +176,7 @@ export class InMemoryCriServer {
     );
     const endpoint = tempDir ? address : `tcp://127.0.0.1:${port}`;
     const instance = new InMemoryCriServer({ endpoint, server, runtime, images, now, tempDir });
+    instance.#recordCalls = options.recordCalls ?? true;
     instance.#register(
       'RuntimeService',
       runtimeServiceDefinition,
@@ -245,7 +253,7 @@ export class InMemoryCriServer {
     handler: AnyHandler | undefined,
     stream: ResponseStream<unknown> | undefined,
   ): Promise<unknown> {
-    this.#calls.push({ service, method, request, at: this.#now() });
+    if (this.#recordCalls) this.#calls.push({ service, method, request, at: this.#now() });
     const latency = this.#latency.get(method) ?? this.#latency.get('*') ?? 0;
     if (latency > 0) await new Promise((resolve) => setTimeout(resolve, latency));
     const faults = this.#faults.get(method);
@@ -321,6 +329,15 @@ export class InMemoryCriServer {
   /** The Exec, Attach and PortForward calls answered so far, oldest first. */
   streamingCalls(): readonly StreamingCall[] {
     return [...this.#runtime.streamingCalls];
+  }
+
+  /**
+   * Calls `listener` with each container StartContainer starts (its command, labels and
+   * annotations, its sandbox's), e.g. to make it exit later with {@link InMemoryCriServer.exitContainer}.
+   * Returns an unregister function.
+   */
+  onContainerStarted(listener: (container: StartedContainer) => void): () => void {
+    return this.#runtime.onContainerStarted(listener);
   }
 
   /** Makes a running container exit with `exitCode` (its process "died"). */

@@ -17,6 +17,7 @@ export type {
   FakeRuntimeFeatures,
   FakeRuntimeHandler,
   RuntimeConditionState,
+  StartedContainer,
   StreamingCall,
 } from './fake-runtime-service.js';
 export { type CallRecord, InMemoryCriServer, type InMemoryCriServerOptions } from './in-memory-server.js';
