@@ -1,129 +1,130 @@
-// The summary API's cost with 110 pods: `kubelet-kit run` on containerd with 110 busybox `sleep`
-// pods, then GET /stats/summary (and ?only_cpu_and_memory=true) alternated with the raw CRI
-// calls the summary is made of (ListPodSandboxStats, then ListContainerStats as the agent falls
-// back to on containerd 1.6, which refuses sandboxes without a cgroup parent) in the same run,
-// so a ratio too.
-//
-// Needs a containerd of its own (the agent kills runtime pods no source of its own wants):
-//   export KUBELET_KIT_TEST_ROOT=... KUBELET_KIT_RUN_DIR=... KUBELET_KIT_CNI_BRIDGE=... KUBELET_KIT_POD_SUBNET=...
-//   source scripts/containerd/env.sh && bash scripts/containerd/up.sh && node scripts/bench.mjs stats
+// Stats collection benchmark. Needs the private containerd (as root):
+//   npm run build && source scripts/containerd/env.sh && bash scripts/containerd/up.sh
+//   node --expose-gc scripts/bench.mjs stats
+// 110 pods (the default maxPods) × 1 busybox container are made straight through the CRI, then
+// the agent's summary provider (CriStatsProvider: ListPodSandbox, ListContainers and
+// ListPodSandboxStats, or ListContainerStats summed per sandbox on containerd 1.6) is timed
+// against the raw ListContainerStats + ListPodSandboxStats made at once through the same client,
+// alternating in one run:
+// - stats.collect110.ms: median listPodStats (what /stats/summary and eviction read);
+// - stats.collect110.criFloor.ms: median of the raw calls;
+// - stats.collect110.ratio: the two medians divided.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { RuntimeServiceClient } from '@kubelet-kit/cri';
-import { startAgent } from './support/agent-process.mjs';
-import { removeSandboxes } from './support/cri-floor.mjs';
-import { sleepPodManifest } from './support/pods.mjs';
-import { benchWorkDir } from './support/work-dir.mjs';
+import { RealClock } from '@kubelet-kit/core';
+import { ImageServiceClient, RuntimeServiceClient } from '@kubelet-kit/cri';
+import { CpuUsageCache } from '../packages/node/dist/stats/cpu-usage-cache.js';
+import { CriStatsProvider } from '../packages/node/dist/stats/cri-stats-provider.js';
+import { buildFloorConfigs, removeSandboxes, runFloor } from './support/cri-floor.mjs';
+import { busyboxImage } from './support/pods.mjs';
 
-const N = Number(process.env.STATS_BENCH_PODS ?? 110);
-const samples = Number(process.env.STATS_BENCH_SAMPLES ?? 30);
-const nodeName = 'kkstatsbench';
 const endpoint = process.env.KUBELET_KIT_CRI_ENDPOINT;
 if (!endpoint) {
-  console.error('stats.bench: KUBELET_KIT_CRI_ENDPOINT is not set; start a private containerd first');
+  console.error('stats bench: KUBELET_KIT_CRI_ENDPOINT is not set; start scripts/containerd/up.sh first');
   process.exit(1);
 }
-const log = (msg) => console.error(`stats.bench: ${msg}`);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const PODS = 110;
+const ROUNDS = 40;
+
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'kk-stats-bench-'));
+const rs = new RuntimeServiceClient({ endpoint });
+const is = new ImageServiceClient({ endpoint });
+const run = Math.random().toString(16).slice(2, 8);
+const namespace = `stats-bench-${run}`;
+const mine = (s) => s.metadata?.namespace === namespace;
 const median = (xs) => {
-  const s = [...xs].sort((x, y) => x - y);
+  const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const round = (x, digits = 2) => Number(x.toFixed(digits));
+const gc = () => globalThis.gc?.();
+const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
 
-const runtime = new RuntimeServiceClient({ endpoint, timeoutMs: 120_000 });
-const ours = (s) => s.metadata?.name?.endsWith(`-${nodeName}`);
-const work = benchWorkDir('kk-stats-bench-');
-const manifestDir = path.join(work, 'manifests');
-fs.mkdirSync(manifestDir);
+const pods = Array.from({ length: PODS }, (_, i) => ({
+  metadata: { name: `p${i}`, namespace, uid: `stb-${run}-${i}` },
+  spec: {
+    restartPolicy: 'Always',
+    terminationGracePeriodSeconds: 0,
+    containers: [{ name: 'c', image: busyboxImage, imagePullPolicy: 'Never', command: ['sleep', '3600'] }],
+  },
+}));
+const clock = new RealClock();
+const provider = new CriStatsProvider({
+  runtimeService: rs,
+  imageService: is,
+  getPods: () => pods,
+  getMountedVolumesForPod: () => new Map(),
+  podLogsDirectory: path.join(work, 'root', 'logs', 'pods'),
+  cpuUsage: new CpuUsageCache(clock),
+  clock,
+  logger: silent,
+});
+// ListPodSandboxStats fails on containerd 1.6 for sandboxes without a cgroup parent; the floor
+// counts what the runtime answers, as the provider does.
+const rawStats = () =>
+  Promise.all([rs.listContainerStats({}), rs.listPodSandboxStats({}).catch(() => undefined)]);
 
-let agent;
 try {
-  const foreign = (await runtime.listPodSandbox({})).items.filter((s) => !ours(s));
-  if (foreign.length)
-    throw new Error(`the runtime at ${endpoint} holds ${foreign.length} sandboxes of others`);
-  await removeSandboxes(runtime, ours);
-  for (let i = 0; i < N; i++) {
-    fs.writeFileSync(path.join(manifestDir, `bench-${i}.json`), JSON.stringify(sleepPodManifest(i)));
-  }
-  agent = await startAgent({
-    endpoint,
-    manifestDir,
+  const configs = await buildFloorConfigs({
+    pods,
+    imageService: is,
     rootDir: path.join(work, 'root'),
-    nodeName,
-    mayKeep: () => false,
+    nodeName: 'stats-bench',
+    nodeIPs: ['127.0.0.1'],
   });
-  const t0 = performance.now();
-  for (;;) {
-    const running = (await agent.pods()).filter((p) => p.status?.phase === 'Running').length;
-    if (running === N) break;
-    if (performance.now() - t0 > 10 * 60_000)
-      throw new Error(`only ${running}/${N} pods Running after 10 minutes`);
-    await sleep(1000);
-  }
-  log(`${N} pods Running after ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-  await sleep(5000);
+  for (const { sandboxConfig } of configs) fs.mkdirSync(sandboxConfig.logDirectory, { recursive: true });
+  const made = await runFloor(rs, configs, 8);
+  console.error(`stats bench: made ${PODS} pods in ${made.toFixed(1)} s`);
 
-  const timed = async (f) => {
-    const s = performance.now();
-    await f();
-    return performance.now() - s;
-  };
-  const summary =
-    (q = '') =>
-    async () => {
-      const res = await fetch(`${agent.baseUrl}/stats/summary${q}`);
-      if (res.status !== 200) throw new Error(`/stats/summary${q}: ${res.status} ${await res.text()}`);
-      const body = await res.json();
-      const pods = body.pods.filter((p) => p.podRef.name.endsWith(`-${nodeName}`)).length;
-      if (pods !== N) throw new Error(`/stats/summary${q} lists ${pods} pods, not ${N}`);
-    };
-  const raw = async () => {
-    await runtime.listPodSandboxStats({}).catch(() => undefined);
-    await runtime.listContainerStats({});
-  };
-  // Warm-up (the first summary also fills the CPU sample cache).
-  await summary()();
-  await raw();
-  const full = [];
-  const cpuMem = [];
-  const floor = [];
-  for (let i = 0; i < samples; i++) {
-    floor.push(await timed(raw));
-    full.push(await timed(summary()));
-    cpuMem.push(await timed(summary('?only_cpu_and_memory=true')));
+  for (let i = 0; i < 5; i++) {
+    await provider.listPodStats();
+    await rawStats();
   }
-  const f = median(full);
-  const c = median(cpuMem);
-  const r = median(floor);
-  log(
-    `median of ${samples}: summary ${f.toFixed(1)} ms, cpu+memory ${c.toFixed(1)} ms, raw CRI ${r.toFixed(1)} ms`,
+  const seen = (await provider.listPodStats()).filter((p) => p.podRef.namespace === namespace).length;
+  if (seen !== PODS) throw new Error(`provider reported ${seen} of ${PODS} pods`);
+  const collectMs = [];
+  const floorMs = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    gc();
+    let t = performance.now();
+    await provider.listPodStats();
+    collectMs.push(performance.now() - t);
+    gc();
+    t = performance.now();
+    await rawStats();
+    floorMs.push(performance.now() - t);
+  }
+  const collect = median(collectMs);
+  const floor = median(floorMs);
+  const ratio = collect / floor;
+  console.error(
+    `stats bench: listPodStats ${collect.toFixed(2)} ms vs raw ${floor.toFixed(2)} ms (×${ratio.toFixed(2)})`,
   );
   console.log(
     JSON.stringify([
       {
-        name: 'stats.summary110.ms',
-        value: round(f),
-        unit: 'ms',
-        note: `median of ${samples} GET /stats/summary with ${N} pods; raw CRI ${round(r)} ms in the same run`,
-      },
-      {
-        name: 'stats.summary110.ratio',
-        value: round(f / r),
+        name: 'stats.collect110.ratio',
+        value: Number(ratio.toFixed(2)),
         unit: 'x',
-        note: 'summary over the raw CRI stats calls',
+        note: `median listPodStats / median raw ListContainerStats+ListPodSandboxStats, ${PODS} pods on containerd`,
       },
       {
-        name: 'stats.summaryCpuMemory110.ms',
-        value: round(c),
+        name: 'stats.collect110.ms',
+        value: Number(collect.toFixed(2)),
         unit: 'ms',
-        note: `?only_cpu_and_memory=true (what /metrics/resource costs); ${round(c / r)}x the raw CRI calls`,
+        note: `median of ${ROUNDS} CriStatsProvider.listPodStats, ${PODS} pods × 1 container`,
+      },
+      {
+        name: 'stats.collect110.criFloor.ms',
+        value: Number(floor.toFixed(2)),
+        unit: 'ms',
+        note: 'ListContainerStats + ListPodSandboxStats at once, same client, alternating',
       },
     ]),
   );
 } finally {
-  await agent?.kill();
-  await removeSandboxes(runtime, ours).catch(() => {});
-  runtime.close();
+  await removeSandboxes(rs, mine).catch((err) => console.error(`stats bench: cleanup: ${err}`));
+  rs.close();
+  is.close();
   fs.rmSync(work, { recursive: true, force: true });
 }

@@ -1,4 +1,4 @@
-import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import type { Container, Pod } from './core-v1.js';
 import type { EventObjectRef } from './events.js';
 import {
   ApiserverSourceName,

@@ -1,4 +1,4 @@
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { Pod } from './core-v1.js';
 
 /**
  * What a {@link PodUpdate} says about its pods (upstream `kubetypes.PodOperation`).

@@ -1,5 +1,6 @@
-import type { ConfigMap, Pod, PodStatus, Secret } from 'kubernetes-types/core/v1.js';
+import type { ConfigMap, Secret } from 'kubernetes-types/core/v1.js';
 import type { RuntimeClass } from 'kubernetes-types/node/v1.js';
+import type { Pod, PodStatus } from './core-v1.js';
 import type { RuntimePodStatus } from './runtime.js';
 
 // Interfaces through which one manager uses another without importing its implementation.

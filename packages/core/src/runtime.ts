@@ -1,5 +1,6 @@
-import type { Pod, Secret } from 'kubernetes-types/core/v1.js';
+import type { Secret } from 'kubernetes-types/core/v1.js';
 import type { Backoff } from './backoff.js';
+import type { Pod } from './core-v1.js';
 import { CodedError } from './errors.js';
 
 // The runtime-neutral model of what runs on the node (upstream `pkg/kubelet/container`), so the

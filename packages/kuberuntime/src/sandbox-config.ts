@@ -112,13 +112,11 @@ export interface SandboxConfigOptions extends DNSOptions {
 }
 
 /**
- * The pod's `securityContext.supplementalGroupsPolicy` in CRI form (newer than our API types);
- * undefined when unset. Upstream's API validation admits only Merge and Strict.
+ * The pod's `securityContext.supplementalGroupsPolicy` in CRI form; undefined when unset. Upstream's API validation admits only Merge and Strict.
  * @internal
  */
 export function supplementalGroupsPolicyOf(pod: Pod): SupplementalGroupsPolicy | undefined {
-  const policy = (pod.spec?.securityContext as { supplementalGroupsPolicy?: string } | undefined)
-    ?.supplementalGroupsPolicy;
+  const policy = pod.spec?.securityContext?.supplementalGroupsPolicy;
   if (policy === undefined || policy === null) return undefined;
   if (policy === 'Merge') return SupplementalGroupsPolicy.Merge;
   if (policy === 'Strict') return SupplementalGroupsPolicy.Strict;

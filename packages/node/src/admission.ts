@@ -128,10 +128,9 @@ function requestOf(c: Container, name: string): number {
   return q === undefined ? 0 : parseQuantity(q);
 }
 
-/** `spec.resources` (PodLevelResources, beta and on by default in 1.34), newer than our API types. */
+/** `spec.resources` (PodLevelResources, beta and on by default in 1.34). */
 function podLevelRequest(pod: Pod, name: string): Quantity | undefined {
-  const spec = pod.spec as { resources?: { requests?: Record<string, Quantity> } } | undefined;
-  return spec?.resources?.requests?.[name];
+  return pod.spec?.resources?.requests?.[name];
 }
 
 /**

@@ -395,6 +395,8 @@ export function createAgent(options: AgentOptions): Agent {
     ...(objectGetter ? { objectGetter } : {}),
     ...(api.tokenGetter ? { tokenGetter: api.tokenGetter } : {}),
     nodeName,
+    // Memory-backed emptyDirs without a pod limit are sized to it, as upstream's GetNodeAllocatable.
+    nodeAllocatable: () => allocatable,
     clock,
     logger: logger.child({ component: 'volumes' }),
     eventRecorder: recorder,

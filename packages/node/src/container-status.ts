@@ -41,11 +41,10 @@ function convertContainerStatus(
   };
   // The runtime does not know volume names: the mounts come from the earlier status only.
   if (old?.volumeMounts) status.volumeMounts = old.volumeMounts;
-  // Upstream convertContainerUser (the SupplementalGroupsPolicy gate, on in 1.34); the field is
-  // newer than our API types.
+  // Upstream convertContainerUser (the SupplementalGroupsPolicy gate, on in 1.34).
   const linux = cs.user?.linux;
   if (linux) {
-    (status as ContainerStatus & { user?: unknown }).user = {
+    status.user = {
       linux: { uid: linux.uid, gid: linux.gid, supplementalGroups: [...linux.supplementalGroups] },
     };
   }

@@ -413,8 +413,8 @@ describe('container user', () => {
   it("reports the runtime's user of the first process, and none when the runtime reports none", () => {
     const user = { linux: { uid: 1000, gid: 3000, supplementalGroups: [3000, 5000] } };
     const [withUser] = convert(pod(), status(ctr('running', { user })));
-    expect((withUser as { user?: unknown }).user).toEqual(user);
+    expect(withUser?.user).toEqual(user);
     const [without] = convert(pod(), status(ctr('running')));
-    expect((without as { user?: unknown }).user).toBeUndefined();
+    expect(without?.user).toBeUndefined();
   });
 });

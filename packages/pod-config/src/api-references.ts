@@ -128,14 +128,13 @@ export function apiObjectReference(pod: Pod): APIObjectReference | undefined {
       return { resource: 'persistentvolumeclaims (via ephemeral volumes)', field: `${f}.ephemeral` };
     if (v.projected) {
       for (const [j, s] of (v.projected.sources ?? []).entries()) {
-        const source = s as unknown as Record<string, unknown>;
         const sf = `${f}.projected.sources[${j}]`;
-        if (source.serviceAccountToken)
+        if (s.serviceAccountToken)
           return { resource: 'serviceaccounts (via projected volumes)', field: `${sf}.serviceAccountToken` };
-        if (source.clusterTrustBundle)
+        if (s.clusterTrustBundle)
           return { resource: 'clustertrustbundles', field: `${sf}.clusterTrustBundle` };
-        if (source.podCertificate) return { resource: 'podcertificates', field: `${sf}.podCertificate` };
-        if (source.downwardAPI) continue;
+        if (s.podCertificate) return { resource: 'podcertificates', field: `${sf}.podCertificate` };
+        if (s.downwardAPI) continue;
         return { resource: `unknown source for projected volume ${JSON.stringify(v.name)}`, field: sf };
       }
       continue;

@@ -332,9 +332,7 @@ function decodeOnePod(raw: unknown, field: string, options: DecodeStaticPodOptio
   if (!prevent) {
     // Without the gate upstream still rejects ClusterTrustBundle projections and ResourceClaims.
     for (const [i, v] of (pod.spec?.volumes ?? []).entries()) {
-      const j = (v.projected?.sources ?? []).findIndex(
-        (s) => (s as { clusterTrustBundle?: unknown }).clusterTrustBundle,
-      );
+      const j = (v.projected?.sources ?? []).findIndex((s) => s.clusterTrustBundle);
       if (j >= 0) {
         reference = {
           resource: 'clustertrustbundles',

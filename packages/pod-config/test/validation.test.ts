@@ -295,6 +295,27 @@ describe('validatePod', () => {
     expect(validatePod(validPod(), { source: 'api' })).toBeUndefined();
   });
 
+  // kubernetes-models 4.5 has the 1.33 schema, without additionalProperties: the 1.34 fields pass
+  // unchecked, and the 1.31-1.33 ones the agent reads are checked.
+  it('accepts the fields of v1.31-v1.34 pods', () => {
+    const pod = validPod();
+    const spec = pod.spec ?? { containers: [] };
+    spec.resources = { limits: { cpu: '1', memory: '64Mi' } };
+    spec.hostnameOverride = 'other';
+    spec.securityContext = { supplementalGroupsPolicy: 'Strict', seLinuxChangePolicy: 'MountOption' };
+    app(pod).lifecycle = { stopSignal: 'SIGUSR1' };
+    app(pod).restartPolicyRules = [{ action: 'Restart', exitCodes: { operator: 'In', values: [42] } }];
+    app(pod).env = [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'v', path: 'env', key: 'A' } } }];
+    spec.volumes = [
+      ...(spec.volumes ?? []),
+      { name: 'v', emptyDir: {} },
+      { name: 'img', image: { reference: 'example.com/data:1', pullPolicy: 'IfNotPresent' } },
+    ];
+    expect(validatePod(pod, { source: 'api' })).toBeUndefined();
+    spec.securityContext = { supplementalGroupsPolicy: 'Sometimes' };
+    expect(validatePod(pod, { source: 'api' })?.field).toBe('spec.securityContext.supplementalGroupsPolicy');
+  });
+
   // Only a create forbids ephemeral containers; a bound pod from the API server may have them.
   it('accepts ephemeral containers and scheduling gates on an existing pod', () => {
     const pod = validPod();

@@ -83,8 +83,7 @@ function condition(
   reason?: string,
   message?: string,
 ): PodCondition {
-  // kubernetes-types predates the condition's observedGeneration field (Kubernetes 1.33).
-  const c: PodCondition & { observedGeneration?: number } = { type, status };
+  const c: PodCondition = { type, status };
   // Zero is Go's empty value: upstream omits the field then.
   if (pod.metadata?.generation) c.observedGeneration = pod.metadata.generation;
   if (reason) c.reason = reason;

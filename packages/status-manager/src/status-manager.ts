@@ -255,9 +255,9 @@ export class PodStatusManager implements StatusManager {
   }
 
   setPodStatus(pod: Pod, status: PodStatus): void {
-    const copy: PodStatus & { observedGeneration?: number } = deepCopy(status);
+    const copy: PodStatus = deepCopy(status);
     // The status says which generation of the pod it was made for (PodObservedGenerationTracking,
-    // on by default in 1.34); kubernetes-types predates the field. Probe updates leave it alone.
+    // on by default in 1.34). Probe updates leave it alone.
     const generation = pod.metadata?.generation;
     if (generation) copy.observedGeneration = generation;
     else delete copy.observedGeneration;

@@ -325,9 +325,7 @@ describe('generatePodConditions', () => {
       containerStatuses: [ready(running('a'))],
       runtimeStatus: runtimeStatus([sandbox()]),
     });
-    expect(
-      conditions.map((c) => [c.type, (c as { observedGeneration?: number }).observedGeneration]),
-    ).toEqual([
+    expect(conditions.map((c) => [c.type, c.observedGeneration])).toEqual([
       ['PodReadyToStartContainers', 3],
       ['Initialized', 3],
       ['Ready', 3],

@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs';
-import { type Container, type Pod, parseQuantity, type Volume } from '@kubelet-kit/core';
+import { isPodLevelResourcesSet, type Pod, parseQuantity, podLimits, type Volume } from '@kubelet-kit/core';
 import { podVolumeOwnership, setVolumeOwnership } from './volume-linux.js';
 import type { VolumeHost, VolumePlugin, VolumeSpec } from './volume-plugin.js';
 
@@ -11,44 +11,27 @@ import type { VolumeHost, VolumePlugin, VolumeSpec } from './volume-plugin.js';
 export const EMPTY_DIR_PLUGIN_NAME = 'kubernetes.io/empty-dir';
 
 /**
- * The pod's memory limit as its cgroup gets it (upstream `ResourceConfigForPod` over
- * `PodLimits`): the larger of the regular containers plus sidecars and of each init container
- * plus the sidecars started before it, plus the pod overhead. Undefined unless every container
- * and init container (counting those sidecars) has a memory limit.
+ * The pod's memory limit as its cgroup gets it (upstream `ResourceConfigForPod`, which
+ * `calculateEmptyDirMemorySize` calls so the tmpfs and the cgroup agree): the pod's limits
+ * (upstream `PodLimits`: pod-level resources, sidecars, overhead), but only when every container
+ * and init container limits memory or the pod sets a memory limit itself.
  */
 function podMemoryLimit(pod: Pod): number | undefined {
-  const limitOf = (c: Container) => {
-    const q = c.resources?.limits?.memory;
-    return q === undefined ? 0 : parseQuantity(q);
-  };
   let declared = true;
-  let total = 0;
-  for (const c of pod.spec?.containers ?? []) {
-    const v = limitOf(c);
-    if (v === 0) declared = false;
-    total += v;
-  }
-  let sidecars = 0;
-  let initMax = 0;
-  for (const c of pod.spec?.initContainers ?? []) {
-    const limit = limitOf(c);
-    const use = sidecars + limit;
-    if (c.restartPolicy === 'Always') {
-      sidecars = use;
-      total += limit;
-    }
-    if (use === 0) declared = false;
-    initMax = Math.max(initMax, use);
-  }
-  if (!declared) return undefined;
-  const overhead = pod.spec?.overhead?.memory;
-  return Math.max(total, initMax) + (overhead === undefined ? 0 : parseQuantity(overhead));
+  const limits = podLimits(pod, {
+    containerFn: (list) => {
+      if (list.memory === undefined || parseQuantity(list.memory) === 0) declared = false;
+    },
+  });
+  const podLevel = pod.spec?.resources?.limits?.memory;
+  if (isPodLevelResourcesSet(pod) && podLevel !== undefined && parseQuantity(podLevel) !== 0) declared = true;
+  return declared ? (limits.memory ?? 0) : undefined;
 }
 
 /**
- * The tmpfs size of a memory-backed emptyDir (upstream `calculateEmptyDirMemorySize`): node
- * allocatable memory, lowered to the pod's memory limit and then to `sizeLimit` when those are
- * positive and not larger.
+ * The tmpfs size of a memory-backed emptyDir (upstream `calculateEmptyDirMemorySize`, with
+ * SizeMemoryBackedVolumes GA): node allocatable memory, lowered to the pod's memory limit and
+ * then to `sizeLimit` when those are positive and not larger.
  *
  * @public
  */

@@ -126,6 +126,9 @@ export class ProjectedPlugin extends ProjectionPlugin {
     if (s.clusterTrustBundle) {
       throw new VolumeSetUpError('FailedMount', 'clusterTrustBundle projections are not supported');
     }
+    if (s.podCertificate) {
+      throw new VolumeSetUpError('FailedMount', 'podCertificate projections are not supported');
+    }
     return new Map();
   }
 

@@ -2,7 +2,7 @@
 // get differently; each test names the upstream function it follows.
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import type { Pod, Volume } from '@kubelet-kit/core';
+import type { Container, Pod, Volume } from '@kubelet-kit/core';
 import { FakeClock, InMemoryLogger } from '@kubelet-kit/core/testing';
 import {
   AtomicWriter,
@@ -13,6 +13,7 @@ import {
   extractContainerResourceValue,
   type FileProjection,
   HostPathPlugin,
+  memoryVolumeSize,
   ProjectedPlugin,
   SecretPlugin,
   type VolumeHost,
@@ -318,5 +319,80 @@ describe('nested mount points (MakeNestedMountpoints)', () => {
     await expect(
       new ConfigMapPlugin({ host: host() }).setUp(spec(pod, { name: 'config', configMap: { name: 'cfg' } })),
     ).rejects.toThrow('Invalid container mount point ../x');
+  });
+});
+
+describe('calculateEmptyDirMemorySize (empty_dir.go)', () => {
+  const at16Gi = (overrides: Partial<VolumeHost> = {}) =>
+    host({ nodeAllocatable: () => ({ cpu: 4, memory: 16 * GiB, pods: 110 }), ...overrides });
+  const withContainers = (...containers: Container[]): Pod => ({
+    metadata: { uid: 'u' },
+    spec: { containers },
+  });
+  const limited = (memory: string) => ({ name: 'c', resources: { limits: { memory } } });
+
+  // Upstream's table, less SizeMemoryBackedVolumesDisabled: the gate is GA and locked on.
+  const cases: [string, Pod, string, number][] = [
+    ['EmptyDirLocalLimit', withContainers(limited('10Gi')), '1Gi', GiB],
+    ['PodLocalLimit', withContainers(limited('10Gi')), '0', 10 * GiB],
+    [
+      'NodeAllocatableLimit',
+      withContainers({ name: 'c', resources: { requests: { memory: '10Gi' } } }),
+      '0',
+      16 * GiB,
+    ],
+    // The same pod memory limit the pod's cgroup gets (ResourceConfigForPod):
+    ['a sizeLimit above the pod limit', withContainers(limited('2Gi')), '4Gi', 2 * GiB],
+    ['a pod limit above node allocatable', withContainers(limited('32Gi')), '0', 16 * GiB],
+    ['one container without a memory limit', withContainers(limited('2Gi'), { name: 'd' }), '0', 16 * GiB],
+    [
+      'a pod-level memory limit',
+      {
+        spec: { containers: [{ name: 'c' }, { name: 'd' }], resources: { limits: { memory: '3Gi' } } },
+      },
+      '0',
+      3 * GiB,
+    ],
+    [
+      'a pod-level memory limit with a sizeLimit under it',
+      { spec: { containers: [{ name: 'c' }], resources: { limits: { memory: '3Gi' } } } },
+      '512Mi',
+      512 * MiB,
+    ],
+    [
+      'init containers, sidecars and overhead',
+      {
+        spec: {
+          containers: [limited('1Gi')],
+          initContainers: [
+            { ...limited('1Gi'), name: 's', restartPolicy: 'Always' },
+            { ...limited('3Gi'), name: 'i' },
+          ],
+          overhead: { memory: '128Mi' },
+        },
+      },
+      '0',
+      4 * GiB + 128 * MiB,
+    ],
+    [
+      'an init container without a memory limit',
+      { spec: { containers: [limited('1Gi')], initContainers: [{ name: 'i' }] } },
+      '0',
+      16 * GiB,
+    ],
+  ];
+
+  it.each(cases)('%s', (_name, pod, sizeLimit, expected) => {
+    expect(memoryVolumeSize(at16Gi(), pod, sizeLimit)).toBe(expected);
+  });
+
+  it('mounts the tmpfs with that size', async () => {
+    const plugin = new EmptyDirPlugin({ host: at16Gi() });
+    const pod: Pod = {
+      metadata: { uid: 'u' },
+      spec: { containers: [{ name: 'c' }], resources: { limits: { memory: '3Gi' } } },
+    };
+    await plugin.setUp(spec(pod, { name: 'mem', emptyDir: { medium: 'Memory' } }));
+    expect(mounter.mounts.map((m) => m.options)).toEqual([`size=${3 * GiB}`]);
   });
 });

@@ -48,16 +48,6 @@ export function cpuSharesToCpuWeight(shares: number): number {
   return Math.trunc(1 + ((shares - 2) * 9999) / 262142);
 }
 
-interface PodLevelResources {
-  readonly requests?: Readonly<Record<string, Quantity>>;
-  readonly limits?: Readonly<Record<string, Quantity>>;
-}
-
-/** v1.34 `spec.resources` (PodLevelResources), newer than the agent's API types. */
-function podLevelResources(pod: Pod): PodLevelResources | undefined {
-  return (pod.spec as { resources?: PodLevelResources } | undefined)?.resources;
-}
-
 function isSidecar(c: Container): boolean {
   return c.restartPolicy === 'Always';
 }
@@ -105,7 +95,7 @@ function podAmounts(
     }
   }
   maxInto(sum, initMax);
-  const podLevel = podLevelResources(pod)?.[which];
+  const podLevel = pod.spec?.resources?.[which];
   if (podLevel)
     for (const k of ['cpu', 'memory']) if (podLevel[k] !== undefined) sum[k] = parseQuantity(podLevel[k]);
   add(sum, pod.spec?.overhead);
@@ -141,7 +131,7 @@ export function resourceConfigForPod(pod: Pod, options: PodResourceConfigOptions
     if (isZeroQuantity(list.cpu)) cpuLimitsDeclared = false;
     if (isZeroQuantity(list.memory)) memoryLimitsDeclared = false;
   });
-  const podLevel = podLevelResources(pod)?.limits;
+  const podLevel = pod.spec?.resources?.limits;
   if (podLevel && !isZeroQuantity(podLevel.cpu)) cpuLimitsDeclared = true;
   if (podLevel && !isZeroQuantity(podLevel.memory)) memoryLimitsDeclared = true;
 
