@@ -140,6 +140,29 @@ describe('pod volumes through the agent on containerd', () => {
         volumes: [{ name: 'cache', emptyDir: { medium: 'Memory', sizeLimit: '8Mi' } }],
       }),
     );
+    // No sizeLimit: the tmpfs is as large as the pod's memory limit (upstream
+    // calculateEmptyDirMemorySize), the containers' 24Mi + 8Mi here, or the pod-level limit.
+    writeJson(
+      path.join(manifests, 'memlimit.json'),
+      podManifest('memlimit', {
+        containers: [
+          {
+            ...container('main', sleeper, [{ name: 'scratch', mountPath: '/scratch' }]),
+            resources: { limits: { memory: '24Mi' } },
+          },
+          { ...container('side', sleeper, []), resources: { limits: { memory: '8Mi' } } },
+        ],
+        volumes: [{ name: 'scratch', emptyDir: { medium: 'Memory' } }],
+      }),
+    );
+    writeJson(
+      path.join(manifests, 'mempod.json'),
+      podManifest('mempod', {
+        resources: { limits: { memory: '20Mi' } },
+        containers: [container('main', sleeper, [{ name: 'scratch', mountPath: '/scratch' }])],
+        volumes: [{ name: 'scratch', emptyDir: { medium: 'Memory', sizeLimit: '1Gi' } }],
+      }),
+    );
     writeJson(
       path.join(manifests, 'cm.json'),
       podManifest('cm', {
@@ -187,7 +210,7 @@ describe('pod volumes through the agent on containerd', () => {
       'every volume pod Running',
       async () => {
         const pods = await agent!.pods();
-        const names = ['shared', 'mem', 'cm', 'sec', 'dapi', 'hostpath'];
+        const names = ['shared', 'mem', 'memlimit', 'mempod', 'cm', 'sec', 'dapi', 'hostpath'];
         return names.every((n) => podNamed(pods, podName(n))?.status?.phase === 'Running') ? pods : undefined;
       },
       120_000,
@@ -220,6 +243,20 @@ describe('pod volumes through the agent on containerd', () => {
     const line = mounts.split('\n').find((l) => l.split(' ')[1] === '/cache');
     expect(line?.split(' ')[2]).toBe('tmpfs');
     expect(line).toMatch(/size=8192k/);
+  });
+
+  it("sizes a memory emptyDir without sizeLimit by the containers' memory limits", async () => {
+    const mounts = await exec('memlimit', 'main', 'cat /proc/mounts');
+    const line = mounts.split('\n').find((l) => l.split(' ')[1] === '/scratch');
+    expect(line?.split(' ')[2]).toBe('tmpfs');
+    expect(line).toMatch(/size=32768k/);
+  });
+
+  it('sizes a memory emptyDir by the pod-level memory limit when sizeLimit is larger', async () => {
+    const mounts = await exec('mempod', 'main', 'cat /proc/mounts');
+    const line = mounts.split('\n').find((l) => l.split(' ')[1] === '/scratch');
+    expect(line?.split(' ')[2]).toBe('tmpfs');
+    expect(line).toMatch(/size=20480k/);
   });
 
   it('projects configMap items with mode 0400, and only those items', async () => {
