@@ -412,6 +412,10 @@ async function run(flags: RunFlags, command: Command): Promise<void> {
     if (kubeletConfig) {
       const applied = applyKubeletConfig(options, kubeletConfig, explicit);
       options = applied.options;
+      for (const gate of unknownFeatureGates(kubeletConfig.options.featureGates ?? {}))
+        process.stderr.write(
+          `kubelet-kit run: ${kubeletConfig.file}: feature gate ${gate} is not used by this agent; ignoring it\n`,
+        );
       for (const key of applied.unapplied) {
         process.stderr.write(`kubelet-kit run: ${kubeletConfig.file}: ${key} is read but not applied yet\n`);
       }

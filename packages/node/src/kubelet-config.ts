@@ -83,7 +83,9 @@ export type KubeletConfigAgentOptions = {
     | 'containerLogMaxSizeBytes'
     | 'containerLogMaxFiles'
     | 'containerLogMaxWorkers'
-    | 'containerLogMonitorIntervalMs']?: AgentOptions[K];
+    | 'containerLogMonitorIntervalMs'
+    // Feature gates (merged under the --feature-gates flag's, gate by gate).
+    | 'featureGates']?: AgentOptions[K];
 };
 
 /**
@@ -218,6 +220,7 @@ export const optionFlags: Readonly<
   cgroupRoot: 'cgroupRoot',
   podPidsLimit: 'podMaxPids',
   enforceNodeAllocatable: 'enforceNodeAllocatable',
+  featureGates: 'featureGates',
 };
 
 // ---- the field table ----
@@ -250,6 +253,13 @@ const checkCgroupDriver = (v: string) =>
 const checkEnforceNodeAllocatable = (v: readonly string[]) => {
   const bad = v.filter((e) => e !== 'pods' && e !== 'none');
   return bad.length ? `kubelet-kit enforces only "pods" (or "none"), got ${JSON.stringify(bad)}` : undefined;
+};
+// A gate's value is a bool, as in upstream's map[string]bool.
+const checkFeatureGates = (v: Record<string, unknown>) => {
+  const bad = Object.entries(v).find(([, on]) => typeof on !== 'boolean');
+  return bad
+    ? `gate ${JSON.stringify(bad[0])} must be true or false, got ${JSON.stringify(bad[1])}`
+    : undefined;
 };
 const isIP = (v: string) => (net.isIP(v) === 0 ? `${JSON.stringify(v)} is not an IP address` : undefined);
 const reservableResources = new Set(['cpu', 'memory', 'ephemeral-storage', 'pid']);
@@ -391,7 +401,7 @@ const fields: Readonly<Record<string, Field>> = {
   makeIPTablesUtilChains: { kind: 'bool', pointer: true, def: true },
   iptablesMasqueradeBit: { kind: 'int', pointer: true, def: 14 },
   iptablesDropBit: { kind: 'int', pointer: true, def: 15 },
-  featureGates: { kind: 'object', def: {} },
+  featureGates: { kind: 'object', def: {}, to: 'featureGates', check: checkFeatureGates },
   failSwapOn: { kind: 'bool', pointer: true, def: true },
   // No swap for containers: upstream's NoSwap.
   memorySwap: { kind: 'object', def: {}, alsoAccepted: [{ swapBehavior: '' }, { swapBehavior: 'NoSwap' }] },
@@ -841,6 +851,9 @@ export function applyKubeletConfig(
     if (value !== undefined && !explicit(optionFlags[key as keyof KubeletConfigAgentOptions]))
       out[key] = value;
   }
+  // Upstream's kubeletConfigFlagPrecedence keeps the file's gates the flag does not name.
+  if (config.options.featureGates && explicit('featureGates'))
+    out.featureGates = { ...config.options.featureGates, ...fromFlags.featureGates };
   const connected = new Set<string>(connectedPendingOptions);
   const unapplied: (keyof PendingKubeletConfigOptions)[] = [];
   for (const [key, value] of Object.entries(config.pending)) {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentOptions } from '../src/agent.js';
+import { parseFeatureGates } from '../src/feature-gates.js';
 import { parseGoDuration } from '../src/go-duration.js';
 import {
   applyKubeletConfig,
@@ -264,7 +265,7 @@ nodeLeaseDurationSeconds: 60
     ['rotateCertificates: true\n', 'rotateCertificates'],
     ['runtimeRequestTimeout: 10m\n', 'runtimeRequestTimeout'],
     ['httpCheckFrequency: 5s\n', 'httpCheckFrequency'],
-    ['featureGates: { KubeletCrashLoopBackOffMax: true }\n', 'featureGates'],
+    ['topologyManagerPolicy: single-numa-node\n', 'topologyManagerPolicy'],
     ['evictionHard: { memory.available: 500Mi }\n', 'evictionHard'],
     ['imageServiceEndpoint: unix:///run/other.sock\n', 'imageServiceEndpoint'],
     ['logging: { vmodule: [{ filePattern: x, verbosity: 4 }] }\n', 'logging.vmodule'],
@@ -421,7 +422,8 @@ describe('loadKubeletConfig and precedence', () => {
       .option('--pod-manifest-path <p>')
       .option('--cluster-dns <ips...>')
       .option('--resolv-conf <p>', '', '/etc/resolv.conf')
-      .option('--event-burst <n>', '', Number);
+      .option('--event-burst <n>', '', Number)
+      .option('--feature-gates <gates>', '', parseFeatureGates);
     command.parse(argv, { from: 'user' });
     const f = command.opts();
     const fromFlags: AgentOptions = {
@@ -433,6 +435,7 @@ describe('loadKubeletConfig and precedence', () => {
       clusterDNS: f.clusterDns ?? [],
       ...(f.podManifestPath ? { podManifestPath: f.podManifestPath } : {}),
       ...(f.eventBurst !== undefined ? { eventBurst: f.eventBurst } : {}),
+      ...(f.featureGates !== undefined ? { featureGates: f.featureGates } : {}),
     };
     return { fromFlags, explicit: (flag: string) => command.getOptionValueSource(flag) === 'cli' };
   }
@@ -492,6 +495,26 @@ registryBurst: 3
       registryPullQPS: 0,
       registryBurst: 3,
     });
+  });
+
+  it("merges the file's feature gates under the flag's, gate by gate (upstream flag precedence)", () => {
+    const config = parse('featureGates: { EventedPLEG: true, KubeletCrashLoopBackOffMax: false }\n');
+    const fileOnly = flagsOf(['--pod-manifest-path', '/m']);
+    expect(applyKubeletConfig(fileOnly.fromFlags, config, fileOnly.explicit).options.featureGates).toEqual({
+      EventedPLEG: true,
+      KubeletCrashLoopBackOffMax: false,
+    });
+    const both = flagsOf(['--pod-manifest-path', '/m', '--feature-gates', 'EventedPLEG=false']);
+    expect(applyKubeletConfig(both.fromFlags, config, both.explicit).options.featureGates).toEqual({
+      EventedPLEG: false,
+      KubeletCrashLoopBackOffMax: false,
+    });
+  });
+
+  it('refuses a feature gate whose value is not a bool, naming it', () => {
+    const err = errorOf('featureGates: { EventedPLEG: "yes" }\n');
+    expect(err.field).toBe('featureGates');
+    expect(err.message).toContain('gate "EventedPLEG" must be true or false');
   });
 
   it('leaves the flags alone for what the file does not set', () => {
