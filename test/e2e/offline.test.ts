@@ -3,7 +3,8 @@
 // stopped, the agent started again: it manages its pods from the offline store (same containers,
 // restart counts kept), a liveness failure during the outage restarts a container whose
 // ConfigMap, Secret and token volumes come from the store, and once the server is back the
-// statuses and events reach it in order and a pod deleted meanwhile is stopped.
+// statuses and events reach it in order (even across a second restart during the outage) and a
+// pod deleted meanwhile is stopped.
 //   source scripts/containerd/env.sh && bash scripts/containerd/up.sh && npm run build
 //   npx vitest run --project e2e test/e2e/offline.test.ts
 import { randomBytes } from 'node:crypto';
@@ -227,6 +228,21 @@ describe('kubelet-kit run --offline-store-dir: a node that works without its API
     }
     expect((await mainContainers('flaky')).find((c) => c.id === restarted.id)?.state).toBe(1);
     const outageEnd = Date.now();
+
+    // The agent dies again before the server is back: the outage's events, kept in the store,
+    // must survive it.
+    await agent!.kill();
+    agent = await start();
+    await waitFor(
+      'the agent managing the stored pods again',
+      async () => {
+        const pods = await agent!.pods();
+        return ['keep', 'flaky'].every((n) => pods.some((p) => p.metadata?.name === podName(n)))
+          ? true
+          : undefined;
+      },
+      30_000,
+    );
 
     // The server returns with the same state.
     await api.start();

@@ -34,6 +34,7 @@ const kindDirs: Readonly<Record<OfflineStoreKind, string>> = {
   ServiceAccountToken: 'tokens',
   Node: 'nodes',
   Service: 'services',
+  Event: 'events',
 };
 
 /** Longest file name kept readable; longer keys are hashed (names may not exceed 255 bytes). */

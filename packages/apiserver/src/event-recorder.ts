@@ -2,8 +2,17 @@
 // (recorder, broadcaster and the watcher that calls recordToSink), with the event client's
 // rate limit from `--event-qps` / `--event-burst`.
 
-import type { Clock, CoreV1Event, EventObjectRef, EventRecorder, EventType, Logger } from '@kubelet-kit/core';
+import type {
+  Clock,
+  CoreV1Event,
+  EventObjectRef,
+  EventRecorder,
+  EventType,
+  Logger,
+  OfflineStore,
+} from '@kubelet-kit/core';
 import { noopLogger } from '@kubelet-kit/core';
+import { asError, isUnreachable } from './api-errors.js';
 import {
   EventCorrelator,
   type EventCorrelatorOptions,
@@ -51,6 +60,18 @@ export interface ApiserverEventRecorderOptions {
    * are written once it answers. Default false.
    */
   readonly queueWhileUnreachable?: boolean;
+  /**
+   * With `queueWhileUnreachable`: the events waiting while the server cannot be reached are also
+   * kept here (kind `Event`), so a restart during the outage does not lose them; a new recorder
+   * over the same store writes them first, in their order.
+   */
+  readonly store?: OfflineStore;
+}
+
+/** One queued event, and its key in the store once kept there. */
+interface QueuedEvent {
+  readonly event: CoreV1Event;
+  key?: string;
 }
 
 /** Counters of an {@link ApiserverEventRecorder}. @public */
@@ -96,7 +117,13 @@ export class ApiserverEventRecorder implements EventRecorder {
   readonly #queueWhileUnreachable: boolean;
   readonly #correlator: EventCorrelator;
   readonly #limiter: TokenBucket;
-  readonly #queue: CoreV1Event[] = [];
+  readonly #queue: QueuedEvent[] = [];
+  readonly #store: OfflineStore | undefined;
+  /** The stored events of an earlier run, read before the first write. */
+  readonly #restored: Promise<void>;
+  /** Set by a write that found the server unreachable, cleared by one that reached it. */
+  #unreachable = false;
+  #keySeq = 0;
   readonly #abort = new AbortController();
   #draining: Promise<void> | undefined;
   #written = 0;
@@ -119,6 +146,52 @@ export class ApiserverEventRecorder implements EventRecorder {
     const qps = nonNegative('eventQPS', options.eventQPS, DefaultEventQPS) || restDefaultQPS;
     const burst = nonNegative('eventBurst', options.eventBurst, DefaultEventBurst) || restDefaultBurst;
     this.#limiter = new TokenBucket(qps, burst, options.clock);
+    this.#store = this.#queueWhileUnreachable ? options.store : undefined;
+    this.#restored = this.#restore();
+  }
+
+  // The events an earlier run kept while the server was away go out before any new one.
+  async #restore(): Promise<void> {
+    const store = this.#store;
+    if (!store) return;
+    try {
+      const kept = await store.list<CoreV1Event>('Event');
+      kept.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      const room = Math.max(0, this.#maxQueued - this.#queue.length);
+      this.#queue.unshift(...kept.slice(0, room).map(({ key, value }) => ({ event: value, key })));
+      for (const { key } of kept.slice(room)) await this.#forget(key);
+      if (kept.length) {
+        this.#logger.info(
+          { events: kept.length },
+          'events kept while the API server was away are queued again',
+        );
+        this.#draining ??= this.#drain();
+      }
+    } catch (err) {
+      this.#logger.warn({ err: asError(err).message }, 'offline store: reading the kept events failed');
+    }
+  }
+
+  // Keys sort as the events were made: the time, then a counter for events of one millisecond.
+  #keep(entry: QueuedEvent): void {
+    const store = this.#store;
+    if (!store || entry.key !== undefined) return;
+    const key = `${String(this.#clock.now()).padStart(15, '0')}-${String(this.#keySeq++).padStart(9, '0')}`;
+    entry.key = key;
+    store
+      .put('Event', key, entry.event)
+      .catch((err: unknown) =>
+        this.#logger.warn({ err: asError(err).message }, 'offline store: keeping an event failed'),
+      );
+  }
+
+  async #forget(key: string | undefined): Promise<void> {
+    if (!this.#store || key === undefined) return;
+    try {
+      await this.#store.delete('Event', key);
+    } catch (err) {
+      this.#logger.warn({ err: asError(err).message }, 'offline store: dropping a kept event failed');
+    }
   }
 
   get stats(): ApiserverEventRecorderStats {
@@ -143,7 +216,9 @@ export class ApiserverEventRecorder implements EventRecorder {
         this.#logger.debug({ reason, object: object.name }, 'event queue full, dropping the event');
         return;
       }
-      this.#queue.push(this.#makeEvent(object, type, reason, message));
+      const entry: QueuedEvent = { event: this.#makeEvent(object, type, reason, message) };
+      this.#queue.push(entry);
+      if (this.#unreachable) this.#keep(entry);
       this.#draining ??= this.#drain();
     } catch (err) {
       this.#logger.error({ err: String(err) }, 'failed to record an event');
@@ -154,6 +229,7 @@ export class ApiserverEventRecorder implements EventRecorder {
   async stop(): Promise<void> {
     this.#abort.abort(new Error('event recorder stopped'));
     await this.#draining;
+    // Events kept in the store stay there for the next run.
     this.#dropped += this.#queue.length;
     this.#queue.length = 0;
   }
@@ -192,14 +268,31 @@ export class ApiserverEventRecorder implements EventRecorder {
   async #drain(): Promise<void> {
     const signal = this.#abort.signal;
     const limiter = this.#limiter;
+    // Whether the server answers: once it does not, the event being written and every one
+    // queued behind it are kept in the store until they are written.
+    let current: QueuedEvent | undefined;
+    const watched = async <T>(write: () => Promise<T>): Promise<T> => {
+      try {
+        const out = await write();
+        this.#unreachable = false;
+        return out;
+      } catch (err) {
+        if (this.#store && isUnreachable(err)) {
+          this.#unreachable = true;
+          if (current) this.#keep(current);
+          for (const entry of this.#queue) this.#keep(entry);
+        } else this.#unreachable = false;
+        throw err;
+      }
+    };
     const sink: EventSink = {
       create: async (e) => {
         await limiter.accept(signal);
-        return this.#sink.create(e);
+        return watched(() => this.#sink.create(e));
       },
       patch: async (e, p) => {
         await limiter.accept(signal);
-        return this.#sink.patch(e, p);
+        return watched(() => this.#sink.patch(e, p));
       },
     };
     const ctx = {
@@ -213,10 +306,12 @@ export class ApiserverEventRecorder implements EventRecorder {
       waitWhileUnreachable: this.#queueWhileUnreachable,
     };
     try {
-      for (let event = this.#queue.shift(); event; event = this.#queue.shift()) {
+      if (this.#store) await this.#restored;
+      for (let entry = this.#queue.shift(); entry; entry = this.#queue.shift()) {
+        current = entry;
         let outcome: RecordOutcome;
         try {
-          outcome = await recordToSink(event, ctx);
+          outcome = await recordToSink(entry.event, ctx);
         } catch (err) {
           if (signal.aborted) return;
           this.#logger.error({ err: String(err) }, 'failed to write an event');
@@ -227,6 +322,8 @@ export class ApiserverEventRecorder implements EventRecorder {
         else if (outcome === 'rejected') this.#rejected++;
         else this.#dropped++;
         if (signal.aborted) return;
+        await this.#forget(entry.key);
+        current = undefined;
       }
     } finally {
       // Cleared synchronously after the last shift, so an event() from now on starts a new drain.

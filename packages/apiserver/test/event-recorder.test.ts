@@ -1,4 +1,4 @@
-import type { CoreV1Event } from '@kubelet-kit/core';
+import { type CoreV1Event, InMemoryOfflineStore, type OfflineStore } from '@kubelet-kit/core';
 import { advanceUntil, FakeClock, InMemoryLogger } from '@kubelet-kit/core/testing';
 import { describe, expect, it } from 'vitest';
 import type { EventPatch } from '../src/event-correlator.js';
@@ -56,6 +56,7 @@ function setup(
     eventBurst?: number;
     maxQueuedEvents?: number;
     queueWhileUnreachable?: boolean;
+    store?: OfflineStore;
   } = {},
 ) {
   const clock = new FakeClock(Date.UTC(2026, 0, 1, 0, 0, 0));
@@ -318,5 +319,50 @@ describe('ApiserverEventRecorder holding events while the API server is away (qu
     // The first event met the refusal when the server came back; the three held went in.
     expect(recorder.stats).toMatchObject({ rejected: 1, dropped: 1, written: 3 });
     expect([...sink.stored.values()].map((e) => e.involvedObject.name)).toEqual(['p1', 'p2', 'p3']);
+  });
+
+  it('keeps the held events in the store, so a restart during the outage writes them first', async () => {
+    const store = new InMemoryOfflineStore();
+    const first = setup({ queueWhileUnreachable: true, store });
+    for (let i = 0; i < 100; i++) first.sink.failures.push(refused());
+    first.recorder.event(pod, 'Warning', 'Unhealthy', 'Liveness probe failed');
+    first.recorder.event(pod, 'Normal', 'Killing', 'Container app failed liveness probe, will be restarted');
+    await first.clock.tick(0);
+    expect((await store.list('Event')).length).toBe(2);
+    first.clock.advance(1_000);
+    // Queued behind a write that found no server: kept at once.
+    first.recorder.event(pod, 'Normal', 'Started', 'Started container app');
+    await first.clock.tick(0);
+    expect((await store.list('Event')).length).toBe(3);
+    // The agent dies (stop drops its in-memory queue); a new one starts, still offline at first.
+    await first.recorder.stop();
+    expect(first.sink.stored.size).toBe(0);
+
+    const second = setup({ queueWhileUnreachable: true, store });
+    second.clock.advance(60_000); // the new run starts a minute later
+    second.sink.failures.push(refused(), refused());
+    second.recorder.event(pod, 'Normal', 'Pulled', 'Container image "busybox" already present on machine');
+    await advanceUntil(second.clock, () => second.recorder.stats.written === 4, {
+      step: 1_000,
+      settle: async () => {},
+    });
+    const written = [...second.sink.stored.values()].sort(
+      (a, b) => Number(a.metadata?.resourceVersion) - Number(b.metadata?.resourceVersion),
+    );
+    // The earlier run's events first, in their order, then the new one.
+    expect(written.map((e) => e.reason)).toEqual(['Unhealthy', 'Killing', 'Started', 'Pulled']);
+    expect(written[2]!.firstTimestamp).toBe('2026-01-01T00:00:01Z');
+    // Written events leave the store.
+    expect(await store.list('Event')).toEqual([]);
+  });
+
+  it('keeps nothing in the store while the server answers', async () => {
+    const store = new InMemoryOfflineStore();
+    const { recorder } = setup({ queueWhileUnreachable: true, store });
+    recorder.event(pod, 'Normal', 'Pulled', 'pulled');
+    recorder.event(pod, 'Normal', 'Created', 'created');
+    await recorder.flush();
+    expect(recorder.stats.written).toBe(2);
+    expect(await store.list('Event')).toEqual([]);
   });
 });

@@ -10,7 +10,9 @@
  * - `ServiceAccountToken`: issued tokens, keyed by the token manager's cache key;
  * - `Node`: this node's Node object, keyed by its name;
  * - `Service`: the cluster's Services for container environment variables, keyed
- *   `<namespace>/<name>`.
+ *   `<namespace>/<name>`;
+ * - `Event`: events waiting for the API server, keyed so that keys sort in the order the events
+ *   were made.
  *
  * @public
  */
@@ -21,7 +23,8 @@ export type OfflineStoreKind =
   | 'Secret'
   | 'ServiceAccountToken'
   | 'Node'
-  | 'Service';
+  | 'Service'
+  | 'Event';
 
 /**
  * One stored value and its key.

@@ -244,7 +244,7 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
       eventBurst: options.eventBurst,
       clock,
       logger,
-      ...(store ? { queueWhileUnreachable: true } : {}),
+      ...(store ? { queueWhileUnreachable: true, store } : {}),
     });
     // The Node is looked up for the lease's owner reference; until it exists the lease waits.
     const leaseClient = new ApiserverLeaseClient({
