@@ -3,6 +3,7 @@
 // required members, enums) comes from the Kubernetes OpenAPI schema via `kubernetes-models`;
 // the rules a schema cannot say are written out below.
 
+import { createRequire } from 'node:module';
 import type {
   Container,
   IntOrString,
@@ -13,7 +14,6 @@ import type {
   Volume,
 } from '@kubelet-kit/core';
 import { isValidQuantity, parseQuantity } from '@kubelet-kit/core';
-import { createRequire } from 'node:module';
 import type { Pod as PodModelClass } from 'kubernetes-models/v1/Pod';
 import { volumeSourcesOf } from './defaults.js';
 import { type FieldError, type PodOrigin, PodValidationError } from './errors.js';
@@ -26,7 +26,8 @@ import { type FieldError, type PodOrigin, PodValidationError } from './errors.js
  */
 let podModel: typeof PodModelClass | undefined;
 function loadPodModel(): typeof PodModelClass {
-  podModel ??= (createRequire(import.meta.url)('kubernetes-models/v1/Pod') as { Pod: typeof PodModelClass }).Pod;
+  podModel ??= (createRequire(import.meta.url)('kubernetes-models/v1/Pod') as { Pod: typeof PodModelClass })
+    .Pod;
   return podModel;
 }
 
