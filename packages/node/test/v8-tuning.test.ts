@@ -22,7 +22,11 @@ describe('applyAgentV8Tuning', () => {
   });
 
   it("leaves a budget given on Node's command line alone, in either spelling", () => {
-    for (const argv of [['--interrupt-budget=1000'], ['--interrupt_budget=1000'], ['--interrupt-budget', '1000']]) {
+    for (const argv of [
+      ['--interrupt-budget=1000'],
+      ['--interrupt_budget=1000'],
+      ['--interrupt-budget', '1000'],
+    ]) {
       setFlags.mockClear();
       expect(applyAgentV8Tuning(argv, '')).toBe(true);
       expect(setFlags.mock.calls).toEqual([[semiSpace]]);
