@@ -10,7 +10,8 @@
 //    changes (upstream: the Lease every 10 s, 6 a minute, and the Node status report every 5 min,
 //    0.2 a minute; nothing for unchanged pods).
 //  - cluster.rss110.mib: the agent's RSS with the 110 pods running in cluster mode (the standalone
-//    figure is node.rss110.mib, from node.bench.mjs).
+//    figure is node.rss110.mib, from node.bench.mjs); cluster.rssIdle.mib: the same 10 s after the
+//    Node is Ready, before any pod (the standalone figure is node.rssIdle.mib).
 //
 // Needs the private containerd and `npm run build`; like node.bench.mjs it refuses to run while
 // the runtime holds pods of others (NODE_BENCH_ALLOW_FOREIGN_PODS=1 overrides), see its header
@@ -21,6 +22,7 @@ import { FakeApiServer } from '@kubelet-kit/apiserver/testing';
 import { RuntimeServiceClient } from '@kubelet-kit/cri';
 import { startAgent } from './support/agent-process.mjs';
 import { removeSandboxes } from './support/cri-floor.mjs';
+import { formatRss, rssParts } from './support/memory.mjs';
 import { sleepPodManifest } from './support/pods.mjs';
 import { rssBytes } from './support/proc.mjs';
 import { benchWorkDir } from './support/work-dir.mjs';
@@ -105,6 +107,9 @@ try {
     (n) => n?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
     60_000,
   );
+  await sleep(10_000);
+  const idleParts = rssParts(agent.pid);
+  log(`idle: ${formatRss(idleParts)}`);
 
   // --- writes per pod start -------------------------------------------------------------------
   // One warm-up pod, then pods one at a time, each given 5 s after it is Running.
@@ -140,6 +145,8 @@ try {
   }
   log(`idle writes in ${idleWindowMs / 1000} s: ${JSON.stringify(kinds)}`);
   const rss = rssBytes(agent.pid);
+  const parts = rssParts(agent.pid);
+  log(`${N} pods: ${formatRss(parts)}`);
 
   console.log(
     JSON.stringify([
@@ -161,7 +168,15 @@ try {
         name: 'cluster.rss110.mib',
         value: round(rss / 2 ** 20, 1),
         unit: 'MiB',
-        note: `${N} pods running, cluster mode`,
+        target: 64,
+        note: `${N} pods running, cluster mode: ${formatRss(parts)}`,
+      },
+      {
+        name: 'cluster.rssIdle.mib',
+        value: round(idleParts.rss, 1),
+        unit: 'MiB',
+        target: 50,
+        note: `10 s after the Node is Ready, no pods, cluster mode: ${formatRss(idleParts)}`,
       },
     ]),
   );
