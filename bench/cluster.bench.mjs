@@ -10,7 +10,8 @@
 //    changes (upstream: the Lease every 10 s, 6 a minute, and the Node status report every 5 min,
 //    0.2 a minute; nothing for unchanged pods).
 //  - cluster.rss110.mib: the agent's RSS with the 110 pods running in cluster mode (the standalone
-//    figure is node.rss110.mib, from node.bench.mjs).
+//    figure is node.rss110.mib, from node.bench.mjs); cluster.rssIdle.mib: the same 5-15 s after the
+//    Node is Ready, before any pod (the standalone figure is node.rssIdle.mib).
 //
 // Needs the private containerd and `npm run build`; like node.bench.mjs it refuses to run while
 // the runtime holds pods of others (NODE_BENCH_ALLOW_FOREIGN_PODS=1 overrides), see its header
@@ -21,8 +22,8 @@ import { FakeApiServer } from '@kubelet-kit/apiserver/testing';
 import { RuntimeServiceClient } from '@kubelet-kit/cri';
 import { startAgent } from './support/agent-process.mjs';
 import { removeSandboxes } from './support/cri-floor.mjs';
+import { formatMedianRss, medianRss } from './support/memory.mjs';
 import { sleepPodManifest } from './support/pods.mjs';
-import { rssBytes } from './support/proc.mjs';
 import { benchWorkDir } from './support/work-dir.mjs';
 
 const N = Number(process.env.CLUSTER_BENCH_PODS ?? 110);
@@ -105,6 +106,9 @@ try {
     (n) => n?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
     60_000,
   );
+  await sleep(5_000);
+  const idleParts = await medianRss(agent.pid, 10_000);
+  log(`idle: ${formatMedianRss(idleParts)}`);
 
   // --- writes per pod start -------------------------------------------------------------------
   // One warm-up pod, then pods one at a time, each given 5 s after it is Running.
@@ -130,7 +134,8 @@ try {
   log(`${api.list('Pod', 'default').length} pods Running; settling`);
   await sleep(15_000);
   api.clearRequests();
-  await sleep(idleWindowMs);
+  // RSS sampled through the idle window.
+  const parts = await medianRss(agent.pid, idleWindowMs);
   const idle = api.requests.filter(isWrite);
   const idlePerMin = (idle.length * 60_000) / idleWindowMs;
   const kinds = {};
@@ -139,7 +144,8 @@ try {
     kinds[k] = (kinds[k] ?? 0) + 1;
   }
   log(`idle writes in ${idleWindowMs / 1000} s: ${JSON.stringify(kinds)}`);
-  const rss = rssBytes(agent.pid);
+  const rss = parts.rss * 2 ** 20;
+  log(`${N} pods: ${formatMedianRss(parts)}`);
 
   console.log(
     JSON.stringify([
@@ -161,7 +167,15 @@ try {
         name: 'cluster.rss110.mib',
         value: round(rss / 2 ** 20, 1),
         unit: 'MiB',
-        note: `${N} pods running, cluster mode`,
+        target: 64,
+        note: `${N} pods running, cluster mode: ${formatMedianRss(parts)}`,
+      },
+      {
+        name: 'cluster.rssIdle.mib',
+        value: round(idleParts.rss, 1),
+        unit: 'MiB',
+        target: 50,
+        note: `5–15 s after the Node is Ready, no pods, cluster mode: ${formatMedianRss(idleParts)}`,
       },
     ]),
   );

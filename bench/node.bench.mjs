@@ -16,14 +16,17 @@
 // sets how many agent phases, each between two floor phases, follow the floor's concurrency sweep.
 // A single round's ratio moves by several per cent with what else the shared machine runs, so
 // ratioBest is the median of the rounds' ratios (their mean is in the note).
+// NODE_BENCH_ROUNDS=0 skips the floor and the rounds: only the footprint measures
+// (node.rssIdle.mib, node.rss110.mib, node.cpu110.cores), in about two minutes.
 import fs from 'node:fs';
 import path from 'node:path';
 import { ImageServiceClient, RuntimeServiceClient } from '@kubelet-kit/cri';
 import { decodeStaticPods } from '@kubelet-kit/pod-config';
 import { startAgent } from './support/agent-process.mjs';
 import { buildFloorConfigs, removeSandboxes, runFloor } from './support/cri-floor.mjs';
+import { bareNodeRss, formatMedianRss, formatRss, medianRss, rssParts } from './support/memory.mjs';
 import { sleepPodManifest } from './support/pods.mjs';
-import { cpuSeconds, rssBytes } from './support/proc.mjs';
+import { cpuSeconds } from './support/proc.mjs';
 import { benchWorkDir } from './support/work-dir.mjs';
 
 const N = Number(process.env.NODE_BENCH_PODS ?? 110);
@@ -109,7 +112,9 @@ try {
     return seconds;
   };
   const sweep = new Map();
-  for (const c of [...concurrencies, N]) sweep.set(c, await floorPhase(c, 'floor sweep'));
+  if (roundsWanted > 0)
+    for (const c of [...concurrencies, N]) sweep.set(c, await floorPhase(c, 'floor sweep'));
+  else sweep.set(N, 0);
   const bestAt = [...sweep].sort((x, y) => x[1] - y[1])[0][0];
 
   // --- the agent ------------------------------------------------------------------------------
@@ -140,7 +145,10 @@ try {
     });
     // Let the first listing, relist and housekeeping pass.
     await sleep(3000);
-    const idleRss = rssBytes(agent.pid);
+    // The footprint phase gives start-up's garbage a little longer to go.
+    if (measureResources) await sleep(2000);
+    const idleParts = measureResources ? await medianRss(agent.pid, 10_000) : rssParts(agent.pid);
+    const idleRss = idleParts.rss * 2 ** 20;
     const startEpochMs = Date.now();
     const start = performance.now();
     for (const name of manifests.keys()) {
@@ -166,17 +174,19 @@ try {
         `(last container started at ${lastStartSeconds.toFixed(2)} s)`,
     );
     const rpcs = await runtimeOperations(agent.baseUrl);
-    const result = { seconds, lastStartSeconds, rpcs, idleRss };
+    const result = { seconds, lastStartSeconds, rpcs, idleRss, idleParts };
     if (measureResources) {
       log(`agent: CRI calls until all Running: ${JSON.stringify(rpcs)}`);
       await sleep(settleMs);
       const cpu0 = cpuSeconds(agent.pid);
       const t0 = performance.now();
-      await sleep(cpuWindowMs);
+      // RSS sampled through the CPU window (a second's reading costs nothing measurable).
+      const sampled = await medianRss(agent.pid, cpuWindowMs);
       const cpu1 = cpuSeconds(agent.pid);
       result.windowS = (performance.now() - t0) / 1000;
       result.cores = (cpu1 - cpu0) / result.windowS;
-      result.rss = rssBytes(agent.pid);
+      result.parts = sampled;
+      result.rss = sampled.rss * 2 ** 20;
       const stillRunning = (await agent.pods()).filter((p) => p.status?.phase === 'Running').length;
       log(
         `agent: ${(result.rss / 2 ** 20).toFixed(1)} MiB RSS (${(idleRss / 2 ** 20).toFixed(1)} MiB idle), ` +
@@ -203,8 +213,8 @@ try {
   // RSS and CPU come from one more agent phase after that, so that its settle and measuring
   // window do not stand between a round's phases.
   const floorAllTimes = [];
-  if (bestAt !== N) floorAllTimes.push(await floorPhase(N, 'before the rounds, floor'));
-  const floorBestTimes = [await floorPhase(bestAt, 'round 1 floor before')];
+  if (bestAt !== N && roundsWanted > 0) floorAllTimes.push(await floorPhase(N, 'before the rounds, floor'));
+  const floorBestTimes = roundsWanted > 0 ? [await floorPhase(bestAt, 'round 1 floor before')] : [];
   const rounds = [];
   for (let r = 1; r <= roundsWanted; r++) {
     const a = await agentPhase(r, false);
@@ -220,9 +230,10 @@ try {
       rpcs: a.rpcs,
     });
   }
-  if (bestAt !== N) floorAllTimes.push(await floorPhase(N, 'after the rounds, floor'));
+  if (bestAt !== N && roundsWanted > 0) floorAllTimes.push(await floorPhase(N, 'after the rounds, floor'));
   else floorAllTimes.push(...floorBestTimes);
   const last = await agentPhase('resources', true);
+  const bare = await bareNodeRss();
   const mean = (xs) => xs.reduce((x, y) => x + y, 0) / xs.length;
   const median = (xs) => {
     const s = [...xs].sort((x, y) => x - y);
@@ -240,7 +251,33 @@ try {
       )
       .join('; ') +
     `; floor all in flight ${floorAllTimes.map((t) => `${t.toFixed(2)}s`).join(', ')}`;
-  const measures = [
+  const footprintNote =
+    `a bare node (\`node -e\`, waiting) on this machine: ${formatRss(bare)}; ` +
+    "anon is the process's own memory, file the pages of the node binary it maps";
+  const footprint = [
+    {
+      name: 'node.rssIdle.mib',
+      value: round(last.idleRss / 2 ** 20, 1),
+      unit: 'MiB',
+      target: 50,
+      note: `VmRSS 5–15 s after start, no pods: ${formatMedianRss(last.idleParts)}; ${footprintNote}`,
+    },
+    {
+      name: 'node.rss110.mib',
+      value: round(last.rss / 2 ** 20, 1),
+      unit: 'MiB',
+      target: 64,
+      note: `VmRSS with ${N} pods running: ${formatMedianRss(last.parts)}; ${footprintNote}`,
+    },
+    {
+      name: 'node.cpu110.cores',
+      value: round(last.cores),
+      unit: 'cores',
+      target: 0.02,
+      note: `agent CPU over ${Math.round(last.windowS)} s with ${N} pods running`,
+    },
+  ];
+  const roundMeasures = () => [
     {
       name: 'node.pods110.ratioBest',
       value: round(median(roundRatios)),
@@ -270,20 +307,8 @@ try {
           .map(([k, v]) => `${k} ${v}`)
           .join(', '),
     },
-    {
-      name: 'node.rss110.mib',
-      value: round(last.rss / 2 ** 20, 1),
-      unit: 'MiB',
-      note: `VmRSS with ${N} pods running; ${(last.idleRss / 2 ** 20).toFixed(1)} MiB with none`,
-    },
-    {
-      name: 'node.cpu110.cores',
-      value: round(last.cores),
-      unit: 'cores',
-      note: `agent CPU over ${Math.round(last.windowS)} s with ${N} pods running`,
-    },
   ];
-  console.log(JSON.stringify(measures));
+  console.log(JSON.stringify(roundsWanted > 0 ? [...roundMeasures(), ...footprint] : footprint));
 } finally {
   if (agent) await agent.kill();
   await removeSandboxes(runtime, ours).catch((err) => log(`clean-up failed: ${err.message}`));

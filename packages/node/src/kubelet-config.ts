@@ -3,9 +3,9 @@ import net from 'node:net';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { quantityValue } from '@kubelet-kit/core';
-import { parse as parseYaml } from 'yaml';
 import type { AgentOptions } from './agent.js';
 import { parseGoDuration } from './go-duration.js';
+import { yaml } from './load-yaml.js';
 import type { NodeTaint } from './node-info.js';
 
 // `kubelet-kit run --config`: a KubeletConfiguration file (kubelet.config.k8s.io/v1beta1, upstream
@@ -772,7 +772,7 @@ const optionFlagsOfPending: Readonly<Record<keyof PendingKubeletConfigOptions, t
 export function parseKubeletConfig(text: string, file: string): KubeletConfig {
   let doc: unknown;
   try {
-    doc = parseYaml(text);
+    doc = yaml().parse(text);
   } catch (err) {
     throw new KubeletConfigError(file, '', `not YAML: ${(err as Error).message.split('\n')[0]}`);
   }

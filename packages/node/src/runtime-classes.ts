@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { RuntimeClass, RuntimeClassGetter } from '@kubelet-kit/core';
-import YAML from 'yaml';
+import type YAML from 'yaml';
+import { yaml } from './load-yaml.js';
 
 // RuntimeClasses from local files (`--runtime-classes`). Upstream's kubelet reads them from the
 // API server through an informer: with a kubeconfig the agent does too
@@ -88,7 +89,7 @@ const yamlOptions = {
 
 function parseFile(file: string): RuntimeClass[] {
   const text = fs.readFileSync(file, 'utf8');
-  const docs = YAML.parseAllDocuments(text, yamlOptions);
+  const docs = yaml().parseAllDocuments(text, yamlOptions);
   if (!Array.isArray(docs)) throw new RuntimeClassFileError(file, 'cannot parse');
   const out: RuntimeClass[] = [];
   docs.forEach((doc, i) => {

@@ -4,7 +4,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
 import { parseGoDuration } from './go-duration.js';
 import { lineBatchingDestination } from './log-destination.js';
-import { type SimulatedNodeOptions, type Simulation, simulateNodes } from './simulate.js';
+import type { SimulatedNodeOptions, Simulation } from './simulate.js';
 
 interface SimulateFlags {
   nodes: number;
@@ -96,6 +96,8 @@ async function simulate(flags: SimulateFlags): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   try {
+    // Loaded here: `kubelet-kit run` need not carry the in-memory CRI (@kubelet-kit/cri/testing).
+    const { simulateNodes } = await import('./simulate.js');
     simulation = await simulateNodes({
       nodes: flags.nodes,
       kubeconfig: flags.kubeconfig,

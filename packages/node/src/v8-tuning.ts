@@ -14,12 +14,41 @@ import v8 from 'node:v8';
 const agentInterruptBudget = 4 * 67_584;
 
 /**
+ * The young generation stays at its initial size (two 1 MiB semi-spaces in Node 20) instead of
+ * growing to 2 × 16 MiB, which V8 keeps resident once it has grown. The agent's objects are
+ * small and mostly short-lived (CRI replies, statuses), so a scavenge stays cheap; with the
+ * default the young generation grew to 16 MiB at start-up already. Measured on the in-memory
+ * CRI: idle RSS 79 instead of 90 MiB, with 110 pods 94–100 instead of 120 MiB, the CPU of a
+ * 110-pod burst no different beyond the machine's noise (1.3–2.0 against 1.4–1.5 CPU-s).
+ * Unlike `--max-semi-space-size`, this flag holds when set after V8 has started.
+ */
+const agentSemiSpaceGrowthFactor = 1;
+
+/** The tunings, each with the Node/V8 flags that, given by the user, leave it alone. */
+const tunings: readonly { readonly flag: string; readonly userFlag: RegExp }[] = [
+  { flag: `--interrupt-budget=${agentInterruptBudget}`, userFlag: /^--interrupt[-_]budget(=|$)/ },
+  {
+    flag: `--semi-space-growth-factor=${agentSemiSpaceGrowthFactor}`,
+    userFlag: /^--((max|min)[-_]semi[-_]space[-_]size|semi[-_]space[-_]growth[-_]factor)(=|$)/,
+  },
+];
+
+/**
  * Applies the agent's V8 tuning to this process, before the agent's modules run. For the
  * `kubelet-kit` command only: the library never changes the flags of a program that embeds it.
- * A budget given on Node's own command line wins.
+ * A flag of the same kind given on Node's own command line or in `NODE_OPTIONS` wins. Returns
+ * whether anything was set.
  */
-export function applyAgentV8Tuning(execArgv: readonly string[] = process.execArgv): boolean {
-  if (execArgv.some((a) => /^--interrupt[-_]budget(=|$)/.test(a))) return false;
-  v8.setFlagsFromString(`--interrupt-budget=${agentInterruptBudget}`);
-  return true;
+export function applyAgentV8Tuning(
+  execArgv: readonly string[] = process.execArgv,
+  nodeOptions: string = process.env.NODE_OPTIONS ?? '',
+): boolean {
+  const given = [...execArgv, ...nodeOptions.split(/\s+/).filter(Boolean)];
+  let applied = false;
+  for (const { flag, userFlag } of tunings) {
+    if (given.some((a) => userFlag.test(a))) continue;
+    v8.setFlagsFromString(flag);
+    applied = true;
+  }
+  return applied;
 }

@@ -2,41 +2,72 @@ import v8 from 'node:v8';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { applyAgentV8Tuning } from '../src/v8-tuning.js';
 
-// The flag is V8's, process-wide and cannot be read back: the tests watch what is asked of V8.
+// The flags are V8's, process-wide and cannot be read back: the tests watch what is asked of V8.
 const setFlags = vi.spyOn(v8, 'setFlagsFromString').mockImplementation(() => {});
 
 afterEach(() => {
   setFlags.mockClear();
 });
 
+const budget = `--interrupt-budget=${4 * 67_584}`;
+const semiSpace = '--semi-space-growth-factor=1';
+
 describe('applyAgentV8Tuning', () => {
-  it("sets V8's interrupt budget to four times Node 20's default when Node was started without one", () => {
-    expect(applyAgentV8Tuning([])).toBe(true);
-    expect(setFlags.mock.calls).toEqual([[`--interrupt-budget=${4 * 67_584}`]]);
+  it("sets V8's interrupt budget to four times Node 20's default and keeps the young generation small", () => {
+    expect(applyAgentV8Tuning([], '')).toBe(true);
+    expect(setFlags.mock.calls).toEqual([[budget], [semiSpace]]);
     setFlags.mockClear();
-    expect(applyAgentV8Tuning(['--enable-source-maps', '--max-old-space-size=512'])).toBe(true);
-    expect(setFlags.mock.calls).toEqual([['--interrupt-budget=270336']]);
+    expect(applyAgentV8Tuning(['--enable-source-maps', '--max-old-space-size=512'], '')).toBe(true);
+    expect(setFlags.mock.calls).toEqual([['--interrupt-budget=270336'], [semiSpace]]);
   });
 
   it("leaves a budget given on Node's command line alone, in either spelling", () => {
-    expect(applyAgentV8Tuning(['--interrupt-budget=1000'])).toBe(false);
-    expect(applyAgentV8Tuning(['--interrupt_budget=1000'])).toBe(false);
-    expect(applyAgentV8Tuning(['--interrupt-budget', '1000'])).toBe(false);
+    for (const argv of [
+      ['--interrupt-budget=1000'],
+      ['--interrupt_budget=1000'],
+      ['--interrupt-budget', '1000'],
+    ]) {
+      setFlags.mockClear();
+      expect(applyAgentV8Tuning(argv, '')).toBe(true);
+      expect(setFlags.mock.calls).toEqual([[semiSpace]]);
+    }
+  });
+
+  it("leaves the young generation alone when Node's command line or NODE_OPTIONS sizes it", () => {
+    for (const [argv, env] of [
+      [['--max-semi-space-size=4'], ''],
+      [['--max_semi_space_size', '4'], ''],
+      [['--min-semi-space-size=2'], ''],
+      [['--semi-space-growth-factor=2'], ''],
+      [[], '--max-semi-space-size=8 --enable-source-maps'],
+    ] as const) {
+      setFlags.mockClear();
+      expect(applyAgentV8Tuning(argv, env)).toBe(true);
+      expect(setFlags.mock.calls).toEqual([[budget]]);
+    }
+  });
+
+  it('sets nothing when the user set both', () => {
+    expect(applyAgentV8Tuning(['--interrupt-budget=5'], '--max-semi-space-size=1')).toBe(false);
     expect(setFlags).not.toHaveBeenCalled();
   });
 
-  it('does not mistake a longer flag for the budget', () => {
-    expect(applyAgentV8Tuning(['--interrupt-budget-for-feedback-allocation=500'])).toBe(true);
+  it('does not mistake a longer flag for one of its own', () => {
+    expect(applyAgentV8Tuning(['--interrupt-budget-for-feedback-allocation=500'], '')).toBe(true);
     expect(setFlags).toHaveBeenCalledWith('--interrupt-budget=270336');
   });
 
-  it("reads Node's own command line by default", () => {
+  it("reads Node's own command line and NODE_OPTIONS by default", () => {
     const saved = process.execArgv;
+    const savedEnv = process.env.NODE_OPTIONS;
     process.execArgv = ['--interrupt-budget=5'];
+    process.env.NODE_OPTIONS = '--semi-space-growth-factor=3';
     try {
       expect(applyAgentV8Tuning()).toBe(false);
     } finally {
       process.execArgv = saved;
+      if (savedEnv === undefined) delete process.env.NODE_OPTIONS;
+      else process.env.NODE_OPTIONS = savedEnv;
     }
     expect(setFlags).not.toHaveBeenCalled();
   });

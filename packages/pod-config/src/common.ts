@@ -3,11 +3,12 @@
 
 import type { Pod, Toleration } from '@kubelet-kit/core';
 import { ConfigHashAnnotationKey } from '@kubelet-kit/core';
-import YAML from 'yaml';
+import type YAML from 'yaml';
 import { apiObjectReference } from './api-references.js';
 import { setPodDefaults } from './defaults.js';
 import { type FieldError, type PodObjectRef, type PodOrigin, PodValidationError } from './errors.js';
 import { canonicalJSON, Fnv128a } from './hash.js';
+import { yaml } from './load-yaml.js';
 import { writable } from './mutable.js';
 import { podFieldErrors, validatePodSchema } from './validation.js';
 
@@ -187,7 +188,7 @@ export function parseManifest(data: string | Uint8Array, origin: PodOrigin): unk
   if (cstDepth > maxManifestDepth) throw depthError(origin);
   let doc: YAML.Document.Parsed;
   try {
-    doc = YAML.parseDocument(text, yamlOptions);
+    doc = yaml().parseDocument(text, yamlOptions);
   } catch (err) {
     throw documentError(origin, `cannot parse: ${(err as Error).message}`);
   }
@@ -216,7 +217,7 @@ function depthError(origin: PodOrigin): PodValidationError {
 function yamlNesting(text: string): number {
   let max = 0;
   const stack: [YAML.CST.Token, number][] = [];
-  for (const token of new YAML.Parser().parse(text)) stack.push([token, 0]);
+  for (const token of new (yaml().Parser)().parse(text)) stack.push([token, 0]);
   while (stack.length > 0) {
     const [token, depth] = stack.pop()!;
     if (depth > max) max = depth;

@@ -3,6 +3,7 @@
 // required members, enums) comes from the Kubernetes OpenAPI schema via `kubernetes-models`;
 // the rules a schema cannot say are written out below.
 
+import { createRequire } from 'node:module';
 import type {
   Container,
   IntOrString,
@@ -13,9 +14,22 @@ import type {
   Volume,
 } from '@kubelet-kit/core';
 import { isValidQuantity, parseQuantity } from '@kubelet-kit/core';
-import { Pod as PodModel } from 'kubernetes-models/v1/Pod';
+import type { Pod as PodModelClass } from 'kubernetes-models/v1/Pod';
 import { volumeSourcesOf } from './defaults.js';
 import { type FieldError, type PodOrigin, PodValidationError } from './errors.js';
+
+/**
+ * The schema model, loaded when the first pod is validated, and through `require`: an agent
+ * that has no pods yet does not carry it, and kubernetes-models' CommonJS build (the same
+ * generated validators) costs an agent 3.5–4 MiB less RSS than its ES modules (about 120 of
+ * them for a Pod), with the same heap.
+ */
+let podModel: typeof PodModelClass | undefined;
+function loadPodModel(): typeof PodModelClass {
+  podModel ??= (createRequire(import.meta.url)('kubernetes-models/v1/Pod') as { Pod: typeof PodModelClass })
+    .Pod;
+  return podModel;
+}
 
 const dns1123LabelRe = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const dns1123SubdomainRe = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -111,6 +125,7 @@ export function validatePodSchema(pod: unknown): FieldError[] {
     return [{ field: '<root>', type: 'Invalid value', detail: 'a pod must be an object' }];
   }
   try {
+    const PodModel = loadPodModel();
     new PodModel(pod as ConstructorParameters<typeof PodModel>[0]).validate();
     return [];
   } catch (err) {

@@ -9,7 +9,7 @@ import {
   RealClock,
   type Secret,
 } from '@kubelet-kit/core';
-import { parseAllDocuments } from 'yaml';
+import { yaml } from './load-yaml.js';
 
 /**
  * Options of {@link LocalObjectGetter}.
@@ -134,7 +134,7 @@ export class LocalObjectGetter implements ObjectGetter {
 
 function parseManifests(text: string): KubeObject[] {
   const out: KubeObject[] = [];
-  for (const doc of parseAllDocuments(text)) {
+  for (const doc of yaml().parseAllDocuments(text)) {
     if (doc.errors.length > 0) throw doc.errors[0];
     const value = doc.toJS() as KubeObject | null;
     if (!value || typeof value !== 'object') continue;

@@ -1,26 +1,27 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Clock } from '@kubelet-kit/core';
-import protobuf from 'protobufjs';
+import protobuf from 'protobufjs/minimal.js';
 import type { ProbeActionResult } from '../types.js';
 import { kubeVersion } from './http-request.js';
 import { joinHostPort } from './port.js';
 
-// grpc.health.v1, defined in place: two one-field messages and an enum need no .proto file.
-const healthNamespace = new protobuf.Root().define('grpc.health.v1');
-const servingStatus = new protobuf.Enum('ServingStatus', {
-  UNKNOWN: 0,
-  SERVING: 1,
-  NOT_SERVING: 2,
-  SERVICE_UNKNOWN: 3,
-});
-const healthCheckRequest = new protobuf.Type('HealthCheckRequest').add(
-  new protobuf.Field('service', 1, 'string'),
-);
-const healthCheckResponse = new protobuf.Type('HealthCheckResponse')
-  .add(servingStatus)
-  .add(new protobuf.Field('status', 1, 'ServingStatus'));
-healthNamespace.add(healthCheckRequest).add(healthCheckResponse);
-healthNamespace.root.resolveAll();
+// grpc.health.v1, written out: two messages of one field each (HealthCheckRequest.service = 1, a
+// string; HealthCheckResponse.status = 1, the ServingStatus enum). Reflection over a defined
+// Root would load all of protobufjs (parser, reflection, codegen: about 1 MiB of an agent's
+// heap) for what protobufjs' minimal reader and writer do here; the bytes are the same.
+const { Reader, Writer } = protobuf;
+
+/** The one field of a one-field message, or undefined; other fields are skipped, as decode does. */
+function readField1<T>(b: Uint8Array, read: (r: protobuf.Reader) => T): T | undefined {
+  const r = Reader.create(b);
+  let value: T | undefined;
+  while (r.pos < r.len) {
+    const tag = r.uint32();
+    if (tag >>> 3 === 1) value = read(r);
+    else r.skipType(tag & 7);
+  }
+  return value;
+}
 
 /** A `grpc.health.v1.HealthCheckRequest`. */
 export interface HealthCheckRequest {
@@ -49,21 +50,25 @@ export const healthServiceDefinition = {
     path: '/grpc.health.v1.Health/Check',
     requestStream: false,
     responseStream: false,
-    requestSerialize: (m: HealthCheckRequest): Buffer =>
-      Buffer.from(healthCheckRequest.encode(healthCheckRequest.fromObject(m)).finish()),
-    requestDeserialize: (b: Buffer): HealthCheckRequest => {
-      const m = healthCheckRequest.toObject(healthCheckRequest.decode(b), { defaults: true });
-      return { service: String(m.service ?? '') };
+    // A field set is written, at its default value too (as protobufjs' encoder for a Root
+    // defined without a syntax did).
+    requestSerialize: (m: HealthCheckRequest): Buffer => {
+      const w = Writer.create();
+      if (m.service != null) w.uint32(10).string(String(m.service));
+      return Buffer.from(w.finish());
     },
-    responseSerialize: (m: HealthCheckResponse): Buffer =>
-      Buffer.from(healthCheckResponse.encode(healthCheckResponse.fromObject(m)).finish()),
-    responseDeserialize: (b: Buffer): HealthCheckResponse => {
-      const m = healthCheckResponse.toObject(healthCheckResponse.decode(b), {
-        defaults: true,
-        enums: Number,
-      });
-      return { status: Number(m.status ?? 0) };
+    requestDeserialize: (b: Buffer): HealthCheckRequest => ({
+      service: readField1(b, (r) => r.string()) ?? '',
+    }),
+    responseSerialize: (m: HealthCheckResponse): Buffer => {
+      const w = Writer.create();
+      // A number that is no ServingStatus is left out, as protobufjs' fromObject left it.
+      if (m.status != null && healthServingStatus[m.status] !== undefined) w.uint32(8).int32(m.status);
+      return Buffer.from(w.finish());
     },
+    responseDeserialize: (b: Buffer): HealthCheckResponse => ({
+      status: readField1(b, (r) => r.int32()) ?? 0,
+    }),
   },
 } satisfies grpc.ServiceDefinition;
 

@@ -1,0 +1,48 @@
+// Memory of a process from /proc (Linux only), split as the footprint notes report it.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+
+/** VmRSS, RssAnon (the process's own pages) and RssFile (mapped files: the node binary), in MiB. */
+export function rssParts(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (key) => Number(new RegExp(`^${key}:\\s+(\\d+)\\s+kB$`, 'm').exec(status)?.[1] ?? Number.NaN);
+  return { rss: kib('VmRSS') / 1024, anon: kib('RssAnon') / 1024, file: kib('RssFile') / 1024 };
+}
+
+/** The same for a bare `node` that only waits: the floor under any agent on this machine. */
+export async function bareNodeRss() {
+  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' });
+  try {
+    await new Promise((r) => setTimeout(r, 1500));
+    return rssParts(child.pid);
+  } finally {
+    child.kill('SIGKILL');
+  }
+}
+
+/** `rss 71.2 MiB (anon 28.0, file 43.2)`. */
+export const formatRss = (p) =>
+  `${p.rss.toFixed(1)} MiB (anon ${p.anon.toFixed(1)}, file ${p.file.toFixed(1)})`;
+
+/**
+ * Samples rssParts every second for `ms` and returns the sample of median RSS, with the range:
+ * a single reading lands anywhere in the heap's GC cycle (10 MiB apart with 110 pods).
+ */
+export async function medianRss(pid, ms) {
+  const samples = [];
+  for (const end = Date.now() + ms; Date.now() < end; ) {
+    samples.push(rssParts(pid));
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  samples.sort((a, b) => a.rss - b.rss);
+  return {
+    ...samples[Math.floor(samples.length / 2)],
+    min: samples[0].rss,
+    max: samples.at(-1).rss,
+    n: samples.length,
+  };
+}
+
+/** `72.1 MiB (anon 28.0, file 43.2; median of 20 samples, 70.3–75.0)`. */
+export const formatMedianRss = (p) =>
+  `${p.rss.toFixed(1)} MiB (anon ${p.anon.toFixed(1)}, file ${p.file.toFixed(1)}; median of ${p.n} samples a second apart, ${p.min.toFixed(1)}–${p.max.toFixed(1)})`;
