@@ -479,10 +479,11 @@ describe('eviction under disk pressure (root dir and containerd on a small files
     expect(pressureTrue).toMatchObject({ status: 'True', reason: 'KubeletHasDiskPressure' });
     expect(seen['fs back over threshold'], 'the evicted pod’s space given back').toBeDefined();
     expect(pressureFalse).toMatchObject({ status: 'False', reason: 'KubeletHasNoDiskPressure' });
-    // The agent last saw the pressure at most a monitoring period (1 s) before the space came
-    // back; the condition stays True for the transition period after that.
-    expect(seen['DiskPressure False again']! - seen['fs back over threshold']!).toBeGreaterThanOrEqual(
-      (transitionSeconds - 2) * 1000,
+    // The condition stays a transition period after the last cycle that saw the pressure (the
+    // one that evicted: upstream looks again only once the pod is cleaned up), and that cycle
+    // came after the first report of the pressure; allow for the 1 s status period and polling.
+    expect(seen['DiskPressure False again']! - seen['DiskPressure True']!).toBeGreaterThanOrEqual(
+      (transitionSeconds - 1.5) * 1000,
     );
     expect(node.pod(burstable)?.status?.phase).toBe('Running');
   }, 150_000);
@@ -522,8 +523,8 @@ describe('eviction under memory pressure', () => {
       ]),
     );
     node.create(apiPod(n, burstable, [{ command: idle, resources: { requests: { memory: '32Mi' } } }]));
-    // A memory-backed emptyDir is charged to the writer's cgroup; the filler writes 32 MiB
-    // chunks up to 1.2 GiB once the go file appears, and is evicted long before the end.
+    // A memory-backed emptyDir is charged to the writer's cgroup; the filler writes 64 MiB
+    // chunks up to 2 GiB once the go file appears, and is evicted long before the end.
     node.create(
       apiPod(
         n,
@@ -532,11 +533,11 @@ describe('eviction under memory pressure', () => {
           {
             command:
               'until [ -e /fill/go ]; do sleep 0.2; done; i=0; ' +
-              `while [ $i -lt 38 ]; do ${fill('/fill/f$i', 32)}; i=$((i+1)); sleep 0.05; done; ${idle}`,
+              `while [ $i -lt 32 ]; do ${fill('/fill/f$i', 64)}; i=$((i+1)); sleep 0.05; done; ${idle}`,
             mounts: { fill: '/fill' },
           },
         ],
-        { fill: { medium: 'Memory', sizeLimit: '1280Mi' } },
+        { fill: { medium: 'Memory', sizeLimit: '2100Mi' } },
       ),
     );
     await node.waitRunning([guaranteed, burstable, filler]);
@@ -553,9 +554,11 @@ describe('eviction under memory pressure', () => {
       available = Math.min(available, a!);
       await sleep(500);
     }
-    // 400 MiB under it: the filler crosses it within its first 15 chunks; the machine's own
-    // swings stay inside it, so once the filler's memory is back the pressure ends.
-    const thresholdMiB = notWholeGi(Math.floor(available / Mi) - 400);
+    // 1 GiB under it: the filler crosses it within its first 17 chunks. The other work on a
+    // shared test machine moved the figure by up to 550 MiB within 15 s (builds, benchmarks,
+    // file cache turning active); 1 GiB keeps that inside, so once the filler's memory is back
+    // the pressure ends.
+    const thresholdMiB = notWholeGi(Math.floor(available / Mi) - 1024);
     await node.stopAgent();
     await node.start([...evictionTiming, '--eviction-hard', `memory.available<${thresholdMiB}Mi`]);
     await waitFor('the restarted agent running the three pods', async () => {
@@ -574,10 +577,13 @@ describe('eviction under memory pressure', () => {
     };
     let pressureTrue: NodeCondition | undefined;
     let pressureFalse: NodeCondition | undefined;
+    const samples: Array<[number, number]> = [];
     const deadline = t0 + 60_000;
     while (Date.now() < deadline) {
       // The signal as the agent reads it (free and inactive file cache), for the timeline.
-      if (hostMemoryAvailable() < thresholdMiB * Mi) mark('memory under threshold');
+      const free = hostMemoryAvailable();
+      samples.push([Date.now() - t0, Math.round(free / Mi)]);
+      if (free < thresholdMiB * Mi) mark('memory under threshold');
       else if (seen['memory under threshold'] !== undefined) mark('memory back over threshold');
       if (node.pod(filler)?.status?.phase === 'Failed') mark('filler Failed');
       for (const p of [guaranteed, burstable])
@@ -612,8 +618,25 @@ describe('eviction under memory pressure', () => {
     });
     expect(pressureTrue).toMatchObject({ status: 'True', reason: 'KubeletHasInsufficientMemory' });
     expect(pressureFalse).toMatchObject({ status: 'False', reason: 'KubeletHasSufficientMemory' });
-    expect(seen['guaranteed not Running'], summaryOf(node.pod(guaranteed))).toBeUndefined();
-    expect(seen['burstable not Running'], summaryOf(node.pod(burstable))).toBeUndefined();
+    expect(seen['MemoryPressure False again']! - seen['MemoryPressure True']!).toBeGreaterThanOrEqual(
+      (transitionSeconds - 1.5) * 1000,
+    );
+    // Were one of these evicted, say whether the machine itself stayed under the threshold
+    // after the filler was gone (then the agent was right, and the margin too small).
+    const hostSince = (t: number | undefined) =>
+      t === undefined
+        ? ''
+        : `; host memory.available (MiB) from the filler's eviction on: ${JSON.stringify(
+            samples.filter(([at]) => at >= (seen['filler Failed'] ?? 0) && at <= t + 500),
+          )}`;
+    expect(
+      seen['guaranteed not Running'],
+      summaryOf(node.pod(guaranteed)) + hostSince(seen['guaranteed not Running']),
+    ).toBeUndefined();
+    expect(
+      seen['burstable not Running'],
+      summaryOf(node.pod(burstable)) + hostSince(seen['burstable not Running']),
+    ).toBeUndefined();
     for (const p of [guaranteed, burstable])
       expect(node.pod(p)?.status?.containerStatuses?.[0]?.restartCount, p).toBe(0);
   }, 150_000);
