@@ -20,7 +20,7 @@ import path from 'node:path';
 import { FakeApiServer, type KubeObject } from '@kubelet-kit/apiserver/testing';
 import type { Node, NodeCondition, Pod } from '@kubelet-kit/core';
 import { ImageServiceClient } from '@kubelet-kit/cri';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import {
   type AgentProcess,
   busybox,
@@ -126,6 +126,7 @@ class ClusterNode {
   readonly manifests: string;
   kubeconfig = '';
   agent: AgentProcess | undefined;
+  lastLogs: Array<Record<string, unknown>> = [];
 
   constructor(
     readonly rootDir: string,
@@ -151,8 +152,20 @@ class ClusterNode {
     });
   }
 
+  /** On a failure: the agent's warnings, errors and eviction lines, the last 40 of them. */
+  printLogsOnFailure(): void {
+    onTestFailed(() => {
+      const lines = (this.agent?.logs ?? this.lastLogs)
+        .filter((l) => Number(l.level) >= 40 || /evict|pressure|reclaim/i.test(String(l.msg)))
+        .slice(-40)
+        .map((l) => JSON.stringify(l));
+      console.log(`agent log (${this.nodeName}), warnings and eviction lines:\n${lines.join('\n')}`);
+    });
+  }
+
   async stopAgent(): Promise<void> {
     await this.agent?.stop();
+    if (this.agent) this.lastLogs = this.agent.logs;
     this.agent = undefined;
   }
 
@@ -219,6 +232,7 @@ describe('eviction for local storage limits', () => {
   }, 90_000);
 
   it('evicts a pod whose emptyDir, container or pod total goes past its limit', async () => {
+    node.printLogsOnFailure();
     const n = node.nodeName;
     const names = {
       emptyDir: `scratch-${n}`,
@@ -273,6 +287,8 @@ describe('eviction for local storage limits', () => {
     await node.waitRunning([names.within]);
 
     // containerd measures writable layers every 10 s (stats_collect_period): allow a few rounds.
+    // A container's own usage counts its writable layer only while containerd's root and
+    // --root-dir share a filesystem (upstream: no dedicated imagefs), as on the test machines.
     const evicted = [names.emptyDir, names.container, names.pod];
     await waitFor(
       'the three pods Failed',
@@ -359,6 +375,7 @@ describe('eviction under disk pressure (root dir and containerd on a small files
   }, 170_000);
 
   it('removes the unused image, then evicts the BestEffort pod before the Burstable one', async () => {
+    node.printLogsOnFailure();
     const n = node.nodeName;
     const bestEffort = `besteffort-${n}`;
     const burstable = `burstable-${n}`;
@@ -506,6 +523,7 @@ describe('eviction under memory pressure', () => {
   }, 90_000);
 
   it('evicts the BestEffort pod filling memory, not the Guaranteed or Burstable one', async () => {
+    node.printLogsOnFailure();
     const n = node.nodeName;
     const filler = `filler-${n}`;
     const guaranteed = `guaranteed-${n}`;
@@ -550,7 +568,8 @@ describe('eviction under memory pressure', () => {
         node?: { memory?: { availableBytes?: number } };
       };
       const a = summary.node?.memory?.availableBytes;
-      expect(a, 'node.memory.availableBytes in /stats/summary').toBeGreaterThan(1024 * Mi);
+      // The filler needs room for its 2 GiB above a threshold 1 GiB under what is free.
+      expect(a, 'node.memory.availableBytes in /stats/summary').toBeGreaterThan(3 * 1024 * Mi);
       available = Math.min(available, a!);
       await sleep(500);
     }
