@@ -239,6 +239,22 @@ export {
   type SyncResult,
 } from './runtime.js';
 export type { ServiceLister } from './services.js';
+export type {
+  ContainerStats,
+  CPUStats,
+  FsStats,
+  InterfaceStats,
+  MemoryStats,
+  NetworkStats,
+  NodeStats,
+  PodReference,
+  PodStats,
+  ProcessStats,
+  RlimitStats,
+  RuntimeStats,
+  Summary,
+  VolumeStats,
+} from './stats-summary.js';
 // Service account tokens for projected volumes (TokenRequest).
 export type {
   BoundObjectReference,

@@ -20,6 +20,7 @@ import {
 import { EventedPLEG } from '@kubelet-kit/pleg';
 import { PodConfig, type PodSource } from '@kubelet-kit/pod-config';
 import { BasicPodManager } from '@kubelet-kit/pod-manager';
+import { killPodNow } from '@kubelet-kit/pod-workers';
 import { DefaultProbeManager, DefaultResultsManager } from '@kubelet-kit/prober';
 import { newStatusManager } from '@kubelet-kit/status-manager';
 import { BasicVolumeManager, SafeSubpather, SystemMounter } from '@kubelet-kit/volume-manager';
@@ -29,6 +30,7 @@ import { nodeCgroupAmounts } from './cm/node-allocatable-cgroups.js';
 import { kubeletConfigz } from './configz.js';
 import { criContainerEventSource } from './container-events.js';
 import type { ProbeManagerView } from './deps.js';
+import { createEvictionManager, evictionThresholds } from './eviction.js';
 import { checkImageOptions, createImageGC, imagePullSettings } from './image-gc.js';
 import { Kubelet } from './kubelet.js';
 import { loggingRecorder } from './logging-recorder.js';
@@ -241,6 +243,26 @@ export interface AgentOptions {
   readonly enforceNodeAllocatable?: readonly string[];
   /** Where the cgroup hierarchy is mounted; default /sys/fs/cgroup. */
   readonly cgroupMountPoint?: string;
+
+  // ---- eviction (upstream pkg/kubelet/eviction) ----
+  /**
+   * Upstream --eviction-hard, signal → quantity or percentage, e.g. `{ 'memory.available': '100Mi' }`;
+   * given, it replaces upstream's defaults (memory.available<100Mi, nodefs.available<10%,
+   * nodefs.inodesFree<5%, imagefs.available<15%, imagefs.inodesFree<5%).
+   */
+  readonly evictionHard?: Readonly<Record<string, string>>;
+  /** Upstream --eviction-soft; each signal needs an {@link AgentOptions.evictionSoftGracePeriod}. */
+  readonly evictionSoft?: Readonly<Record<string, string>>;
+  /** Upstream --eviction-soft-grace-period, signal → Go duration, e.g. `{ 'memory.available': '1m30s' }`. */
+  readonly evictionSoftGracePeriod?: Readonly<Record<string, string>>;
+  /** Upstream --eviction-minimum-reclaim, signal → quantity or percentage. */
+  readonly evictionMinimumReclaim?: Readonly<Record<string, string>>;
+  /** Upstream --eviction-pressure-transition-period: how long a pressure condition stays; default 5 min. */
+  readonly evictionPressureTransitionPeriodMs?: number;
+  /** Upstream --eviction-max-pod-grace-period: seconds at most for pods evicted under a soft threshold; default 0. */
+  readonly evictionMaxPodGracePeriod?: number;
+  /** How often the eviction manager looks, ms; default 10 s (upstream's fixed period; for tests). */
+  readonly evictionMonitoringPeriodMs?: number;
 }
 
 /**
@@ -305,6 +327,8 @@ export function createAgent(options: AgentOptions): Agent {
     extendedResources: options.extendedResources,
     systemReserved: options.systemReserved,
     kubeReserved: options.kubeReserved,
+    // Bad thresholds throw here, naming the flag, before anything starts.
+    hardEvictionThresholds: evictionThresholds(options),
   });
   const allocatable = resources.allocatable;
   const node: NodeInfo = {
@@ -403,6 +427,7 @@ export function createAgent(options: AgentOptions): Agent {
   });
 
   checkImageOptions(options);
+  let evictionManager: ReturnType<typeof createEvictionManager> | undefined;
   // Pod cgroups (--cgroups-per-qos): the sandbox's parent is the pod's cgroup.
   const podCgroups = options.cgroupsPerQOS
     ? new ContainerManager({
@@ -527,6 +552,7 @@ export function createAgent(options: AgentOptions): Agent {
     podFeatures,
     runtimeErrors: () => runtimeState.runtimeErrors(),
     ...(podCgroups ? { podCgroups } : {}),
+    evictionAdmit: (pod: Pod) => evictionManager?.admit(pod) ?? { admit: true },
     ...(options.syncFrequencyMs !== undefined ? { resyncIntervalMs: options.syncFrequencyMs } : {}),
     ...(options.crashLoopBackOff ? { crashLoopBackOff: options.crashLoopBackOff } : {}),
     ...(options.maxConcurrentSyncs !== undefined ? { maxConcurrentSyncs: options.maxConcurrentSyncs } : {}),
@@ -558,6 +584,24 @@ export function createAgent(options: AgentOptions): Agent {
     clock,
     logger: logger.child({ component: 'stats' }),
   });
+  // The eviction manager: thresholds on the summary's signals, reclaim, one pod per cycle.
+  evictionManager = createEvictionManager(options, {
+    rootDirectory,
+    nodeName,
+    summary: () => summaryProvider.get(),
+    imageService: cri.imageService,
+    activePods: () => k.getActivePods(),
+    podCleanedUp: (pod) =>
+      k.podResourcesAreReclaimed(pod) &&
+      volumeManager.getMountedVolumesForPod(pod.metadata?.uid ?? '').size === 0,
+    killPod: killPodNow({ podWorkers: k.podWorkers, recorder, clock }),
+    deleteAllUnusedContainers: () => k.deleteAllUnusedContainers(),
+    deleteUnusedImages: () => imageGCManager.deleteUnusedImages(),
+    recorder,
+    clock,
+    logger: logger.child({ component: 'eviction' }),
+  });
+  const eviction = evictionManager;
   const statsHandlers = {
     summary: () => summaryProvider.get(),
     cpuAndMemory: () => summaryProvider.getCPUAndMemoryStats(),
@@ -651,6 +695,7 @@ export function createAgent(options: AgentOptions): Agent {
           return h.healthy ? undefined : String(h.error?.message ?? 'unhealthy');
         },
         volumesSynced: () => volumeManager.reconcilerStatesHasBeenSynced(),
+        pressure: eviction,
         kubeletPort: () => bound?.port ?? options.port ?? 10250,
         nodeStatusUpdateFrequencyMs,
         // Upstream's defaulting: the report frequency follows an explicit update frequency.
@@ -695,6 +740,7 @@ export function createAgent(options: AgentOptions): Agent {
       runtime.checkLimitsForResolvConf();
       await k.start();
       eventedPleg?.start();
+      eviction.start(options.evictionMonitoringPeriodMs);
       // Upstream's StartGarbageCollection: image GC at once, then every ImageGCPeriod.
       imageGCManager.start();
       containerLogManager.start();
@@ -702,6 +748,7 @@ export function createAgent(options: AgentOptions): Agent {
       api.nodeLease?.start();
     },
     async stop() {
+      eviction.stop();
       await api.nodeLease?.stop();
       runtimeState.stop();
       await imageGCManager.stop();

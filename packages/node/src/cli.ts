@@ -40,6 +40,27 @@ function featureGatesFlag(value: string): Record<string, boolean> {
   return gates;
 }
 
+/**
+ * A map flag as upstream's `--eviction-hard` (`LangleSeparatedMapStringString`: `k<v,k<v`) or
+ * `--eviction-soft-grace-period` (`MapStringString`: `k=v,k=v`); repeated flags add up.
+ */
+function mapFlag(flag: string, sep: '<' | '=') {
+  return (value: string, previous: Record<string, string> | undefined): Record<string, string> => {
+    const out = { ...previous };
+    for (const item of value.split(',')) {
+      const entry = item.trim();
+      if (entry === '') continue;
+      const i = entry.indexOf(sep);
+      if (i <= 0)
+        throw new InvalidArgumentError(
+          `${flag}: malformed pair ${JSON.stringify(entry)}, expected "key${sep}value"`,
+        );
+      out[entry.slice(0, i).trim()] = entry.slice(i + 1).trim();
+    }
+    return out;
+  };
+}
+
 /** Go-style durations as the kubelet flags take them: `20s`, `1m`, `500ms`, `1m30s`. */
 function duration(value: string): number {
   // Go's time.ParseDuration takes a bare 0.
@@ -134,6 +155,14 @@ interface RunFlags {
   cgroupRoot?: string;
   podMaxPids?: number;
   enforceNodeAllocatable?: string[];
+  // Eviction.
+  evictionHard?: Record<string, string>;
+  evictionSoft?: Record<string, string>;
+  evictionSoftGracePeriod?: Record<string, string>;
+  evictionMinimumReclaim?: Record<string, string>;
+  evictionPressureTransitionPeriod?: number;
+  evictionMaxPodGracePeriod?: number;
+  evictionMonitoringPeriod?: number;
   // Container log rotation.
   containerLogMaxSize?: number;
   containerLogMaxFiles?: number;
@@ -395,6 +424,24 @@ async function run(flags: RunFlags, command: Command): Promise<void> {
               .filter((v) => v !== '' && v !== 'none'),
           }
         : {}),
+      // Eviction (upstream pkg/kubelet/eviction).
+      ...(flags.evictionHard !== undefined ? { evictionHard: flags.evictionHard } : {}),
+      ...(flags.evictionSoft !== undefined ? { evictionSoft: flags.evictionSoft } : {}),
+      ...(flags.evictionSoftGracePeriod !== undefined
+        ? { evictionSoftGracePeriod: flags.evictionSoftGracePeriod }
+        : {}),
+      ...(flags.evictionMinimumReclaim !== undefined
+        ? { evictionMinimumReclaim: flags.evictionMinimumReclaim }
+        : {}),
+      ...(flags.evictionPressureTransitionPeriod !== undefined
+        ? { evictionPressureTransitionPeriodMs: flags.evictionPressureTransitionPeriod }
+        : {}),
+      ...(flags.evictionMaxPodGracePeriod !== undefined
+        ? { evictionMaxPodGracePeriod: flags.evictionMaxPodGracePeriod }
+        : {}),
+      ...(flags.evictionMonitoringPeriod !== undefined
+        ? { evictionMonitoringPeriodMs: flags.evictionMonitoringPeriod }
+        : {}),
       // Container log rotation.
       ...(flags.containerLogMaxSize !== undefined
         ? { containerLogMaxSizeBytes: flags.containerLogMaxSize }
@@ -648,6 +695,42 @@ program
     '--node-status-report-frequency <duration>',
     "how often the Node's status is sent when unchanged (default 5m, or the update frequency when only that is set)",
     duration,
+  )
+  .option(
+    '--eviction-hard <thresholds>',
+    'hard eviction thresholds, e.g. memory.available<100Mi,nodefs.available<10% (given, it replaces the defaults)',
+    mapFlag('--eviction-hard', '<'),
+  )
+  .option(
+    '--eviction-soft <thresholds>',
+    'soft eviction thresholds, e.g. memory.available<1.5Gi (each needs --eviction-soft-grace-period)',
+    mapFlag('--eviction-soft', '<'),
+  )
+  .option(
+    '--eviction-soft-grace-period <periods>',
+    'how long a soft threshold must hold before pods are evicted, e.g. memory.available=1m30s',
+    mapFlag('--eviction-soft-grace-period', '='),
+  )
+  .option(
+    '--eviction-minimum-reclaim <amounts>',
+    'reclaim this much past a threshold before it is resolved, e.g. memory.available=0Mi,nodefs.available=500Mi',
+    mapFlag('--eviction-minimum-reclaim', '='),
+  )
+  .option(
+    '--eviction-pressure-transition-period <duration>',
+    'how long a pressure condition stays after it was last observed (default 5m)',
+    duration,
+  )
+  .option(
+    '--eviction-max-pod-grace-period <seconds>',
+    'most seconds a pod evicted under a soft threshold gets to stop (default 0)',
+    int('--eviction-max-pod-grace-period'),
+  )
+  // Not an upstream flag: upstream's eviction manager looks every 10 s; tests shorten it.
+  .addOption(
+    new Option('--eviction-monitoring-period <duration>', 'how often the eviction manager looks')
+      .argParser(duration)
+      .hideHelp(),
   )
   .option('--system-reserved <resources...>', 'resources reserved for the system, e.g. cpu=100m,memory=100Mi')
   .option('--kube-reserved <resources...>', 'resources reserved for the kubelet, e.g. cpu=100m,memory=100Mi')

@@ -79,6 +79,13 @@ export type KubeletConfigAgentOptions = {
     | 'cgroupRoot'
     | 'podPidsLimit'
     | 'enforceNodeAllocatable'
+    // Eviction.
+    | 'evictionHard'
+    | 'evictionSoft'
+    | 'evictionSoftGracePeriod'
+    | 'evictionMinimumReclaim'
+    | 'evictionPressureTransitionPeriodMs'
+    | 'evictionMaxPodGracePeriod'
     // Container log rotation.
     | 'containerLogMaxSizeBytes'
     | 'containerLogMaxFiles'
@@ -221,6 +228,12 @@ export const optionFlags: Readonly<
   podPidsLimit: 'podMaxPids',
   enforceNodeAllocatable: 'enforceNodeAllocatable',
   featureGates: 'featureGates',
+  evictionHard: 'evictionHard',
+  evictionSoft: 'evictionSoft',
+  evictionSoftGracePeriod: 'evictionSoftGracePeriod',
+  evictionMinimumReclaim: 'evictionMinimumReclaim',
+  evictionPressureTransitionPeriodMs: 'evictionPressureTransitionPeriod',
+  evictionMaxPodGracePeriod: 'evictionMaxPodGracePeriod',
 };
 
 // ---- the field table ----
@@ -388,12 +401,17 @@ const fields: Readonly<Record<string, Field>> = {
   // Image pulls (validated together with the GC fields when the agent is made).
   serializeImagePulls: { kind: 'bool', pointer: true, def: true, to: 'serializeImagePulls' },
   maxParallelImagePulls: { kind: 'int', pointer: true, to: 'maxParallelImagePulls' },
-  evictionHard: { kind: 'stringMap', def: defaultEvictionHard },
-  evictionSoft: { kind: 'stringMap', def: {} },
-  evictionSoftGracePeriod: { kind: 'stringMap', def: {} },
-  evictionPressureTransitionPeriod: { kind: 'duration', def: 5 * min },
-  evictionMaxPodGracePeriod: { kind: 'int', def: 0 },
-  evictionMinimumReclaim: { kind: 'stringMap', def: {} },
+  // Eviction (thresholds validated when the agent is made).
+  evictionHard: { kind: 'stringMap', def: defaultEvictionHard, to: 'evictionHard' },
+  evictionSoft: { kind: 'stringMap', def: {}, to: 'evictionSoft' },
+  evictionSoftGracePeriod: { kind: 'stringMap', def: {}, to: 'evictionSoftGracePeriod' },
+  evictionPressureTransitionPeriod: {
+    kind: 'duration',
+    def: 5 * min,
+    to: 'evictionPressureTransitionPeriodMs',
+  },
+  evictionMaxPodGracePeriod: { kind: 'int', def: 0, to: 'evictionMaxPodGracePeriod' },
+  evictionMinimumReclaim: { kind: 'stringMap', def: {}, to: 'evictionMinimumReclaim' },
   mergeDefaultEvictionSettings: { kind: 'bool', pointer: true, def: false },
   podsPerCore: { kind: 'int', def: 0 },
   enableControllerAttachDetach: { kind: 'bool', pointer: true, def: true },

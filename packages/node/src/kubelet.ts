@@ -129,6 +129,15 @@ export interface KubeletOptions {
   readonly runtimeErrors?: () => string | undefined;
   /** Upstream --cgroups-per-qos: the pods' cgroups, made before the sandbox, removed after the pod. */
   readonly podCgroups?: PodCgroups;
+  /**
+   * The eviction manager's admission check (upstream: the first pod admit handler): refuses
+   * pods the node cannot take under its current resource pressure.
+   */
+  readonly evictionAdmit?: (pod: Pod) => {
+    readonly admit: boolean;
+    readonly reason?: string;
+    readonly message?: string;
+  };
 }
 
 const syncTickMs = 1000;
@@ -408,6 +417,11 @@ export class Kubelet implements PodSyncer {
       if (!this.podWorkers.isPodTerminationRequested(uid) && !isPodPhaseTerminal(pod.status?.phase)) {
         activePods ??= this.#activePods().filter((p) => p.metadata?.uid !== uid);
         usage ??= new PodResourceUsage(activePods);
+        const underPressure = o.evictionAdmit?.(pod);
+        if (underPressure && !underPressure.admit) {
+          this.#rejectPod(pod, underPressure.reason ?? 'Evicted', underPressure.message ?? '');
+          continue;
+        }
         const result = admitPod({
           pod,
           activePods,
@@ -542,6 +556,35 @@ export class Kubelet implements PodSyncer {
       this.#log.error({ err }, 'Skipping pod synchronization');
     }
     return true;
+  }
+
+  /**
+   * Upstream `GetActivePods`: the desired pods that are neither known terminated nor in a
+   * terminal phase (what the eviction manager may evict and admission counts).
+   */
+  getActivePods(): Pod[] {
+    return this.#activePods();
+  }
+
+  /**
+   * Upstream `PodResourcesAreReclaimed`, its container part: no container of the pod can be
+   * running (the agent adds the volume manager's part).
+   */
+  podResourcesAreReclaimed(pod: Pod): boolean {
+    return !this.podWorkers.couldHaveRunningContainers(pod.metadata?.uid ?? '');
+  }
+
+  /**
+   * Upstream `ContainerGC.DeleteAllUnusedContainers`: every dead container and sandbox of pods
+   * no longer wanted, evicted pods' included, at once (node-level reclaim under disk pressure).
+   */
+  async deleteAllUnusedContainers(): Promise<void> {
+    await this.#o.runtime.garbageCollect({
+      policy: { minAgeMs: 0, maxPerPodContainer: 1, maxContainers: -1 },
+      allSourcesReady: this.#o.podConfig.seenAllSources(),
+      evictNonDeletedPods: true,
+      signal: this.#abort.signal,
+    });
   }
 
   #activePods(): Pod[] {

@@ -8,12 +8,14 @@ import {
   type Node,
   type NodeAllocatable,
   type NodeApi,
+  type NodePressureProvider,
   QuantityParseError,
   quantityMilliValue,
   quantityValue,
   type RuntimeVersion,
   type Taint,
 } from '@kubelet-kit/core';
+import { type Threshold, thresholdQuantity } from '@kubelet-kit/eviction';
 import {
   type HostVersionInfo,
   type HugePagesInfo,
@@ -146,6 +148,13 @@ export interface NodeResourcesOptions {
   readonly systemReserved?: Readonly<Record<string, string>> | undefined;
   readonly kubeReserved?: Readonly<Record<string, string>> | undefined;
   readonly hugePagesDirectory?: string | undefined;
+  /**
+   * The hard eviction thresholds; their memory.available and nodefs.available amounts are
+   * reserved (upstream `hardEvictionReservation`). Default upstream's: 100Mi and 10 %.
+   */
+  readonly hardEvictionThresholds?: readonly Threshold[] | undefined;
+  /** Memory capacity for percentage thresholds; default the host's. */
+  readonly memoryCapacityBytes?: number | undefined;
 }
 
 /**
@@ -175,11 +184,22 @@ export function nodeResources(options: NodeResourcesOptions): NodeResources {
   for (const r of [systemReserved, kubeReserved]) {
     for (const [k, v] of Object.entries(r)) reservation[k] = (reservation[k] ?? 0) + v;
   }
-  reservation.memory = (reservation.memory ?? 0) + evictionHardMemoryBytes;
+  let evictionMemory = evictionHardMemoryBytes;
+  let evictionStorage = Math.floor(storage * evictionHardNodefsFraction);
+  if (options.hardEvictionThresholds) {
+    const amount = (signal: string, capacity: number) => {
+      const t = options.hardEvictionThresholds
+        ?.filter((x) => x.signal === signal && x.gracePeriodMs === 0)
+        .at(-1);
+      return t ? thresholdQuantity(t.value, capacity) : 0;
+    };
+    evictionMemory = amount('memory.available', options.memoryCapacityBytes ?? os.totalmem());
+    evictionStorage = amount('nodefs.available', storage);
+  }
+  if (evictionMemory > 0) reservation.memory = (reservation.memory ?? 0) + evictionMemory;
   // A given --ephemeral-storage is what pods get: no eviction threshold is taken off it.
-  if (options.ephemeralStorageBytes === undefined) {
-    reservation['ephemeral-storage'] =
-      (reservation['ephemeral-storage'] ?? 0) + Math.floor(storage * evictionHardNodefsFraction);
+  if (options.ephemeralStorageBytes === undefined && evictionStorage > 0) {
+    reservation['ephemeral-storage'] = (reservation['ephemeral-storage'] ?? 0) + evictionStorage;
   }
   const extended = { ...options.extendedResources };
   const resources = {
@@ -230,6 +250,8 @@ export interface NodeStatusWiring {
   /** The PLEG's health error, undefined when healthy. */
   readonly plegError: () => string | undefined;
   readonly volumesSynced: () => boolean;
+  /** The eviction manager's MemoryPressure, DiskPressure and PIDPressure verdicts. */
+  readonly pressure?: NodePressureProvider;
   /** The kubelet's bound port, once serving. */
   readonly kubeletPort: () => number;
   readonly nodeStatusUpdateFrequencyMs?: number | undefined;
@@ -272,6 +294,7 @@ export function createNodeStatus(w: NodeStatusWiring): NodeStatusManager {
       kubeletVersion,
       kubeletPort: w.kubeletPort,
       imageList: w.listImages,
+      ...(w.pressure ? { pressure: w.pressure } : {}),
       runtimeErrors: () => {
         const pleg = w.plegError();
         return [...w.runtimeErrors(), ...(pleg ? [`PLEG is not healthy: ${pleg}`] : [])];

@@ -152,6 +152,13 @@ evictionHard:
       podManifestPath: '/etc/kubernetes/manifests',
       clusterDNS: ['10.96.0.10'],
       clusterDomain: 'cluster.local',
+      evictionHard: {
+        'memory.available': '100Mi',
+        'nodefs.available': '10%',
+        'nodefs.inodesFree': '5%',
+        'imagefs.available': '15%',
+        'imagefs.inodesFree': '5%',
+      },
     });
     expect(config.logLevel).toBe('info');
   });
@@ -191,6 +198,25 @@ nodeLeaseDurationSeconds: 60
       'eventBurst',
       'nodeLeaseDurationSeconds',
     ]);
+  });
+
+  it('maps the eviction fields to their options', () => {
+    const config = parse(`
+evictionHard: { memory.available: 500Mi, nodefs.available: 5% }
+evictionSoft: { memory.available: 1Gi }
+evictionSoftGracePeriod: { memory.available: 1m30s }
+evictionMinimumReclaim: { nodefs.available: 1Gi }
+evictionPressureTransitionPeriod: 30s
+evictionMaxPodGracePeriod: 20
+`);
+    expect(config.options).toEqual({
+      evictionHard: { 'memory.available': '500Mi', 'nodefs.available': '5%' },
+      evictionSoft: { 'memory.available': '1Gi' },
+      evictionSoftGracePeriod: { 'memory.available': '1m30s' },
+      evictionMinimumReclaim: { 'nodefs.available': '1Gi' },
+      evictionPressureTransitionPeriodMs: 30_000,
+      evictionMaxPodGracePeriod: 20,
+    });
   });
 
   it("maps logging.verbosity to the log level (klog's V(4) and up is debug)", () => {
@@ -266,7 +292,7 @@ nodeLeaseDurationSeconds: 60
     ['runtimeRequestTimeout: 10m\n', 'runtimeRequestTimeout'],
     ['httpCheckFrequency: 5s\n', 'httpCheckFrequency'],
     ['topologyManagerPolicy: single-numa-node\n', 'topologyManagerPolicy'],
-    ['evictionHard: { memory.available: 500Mi }\n', 'evictionHard'],
+    ['cpuManagerPolicy: static\n', 'cpuManagerPolicy'],
     ['imageServiceEndpoint: unix:///run/other.sock\n', 'imageServiceEndpoint'],
     ['logging: { vmodule: [{ filePattern: x, verbosity: 4 }] }\n', 'logging.vmodule'],
   ])('an unimplemented field set away from its default is refused: %s', (body, field) => {

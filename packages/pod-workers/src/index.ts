@@ -5,6 +5,13 @@
  */
 
 export {
+  ExceededGracePeriodError,
+  type KillPodFunc,
+  type KillPodNowOptions,
+  type KillPodRequest,
+  killPodNow,
+} from './kill-pod-now.js';
+export {
   BasicPodWorkers,
   newPodWorkers,
   type PodWorkerMetrics,

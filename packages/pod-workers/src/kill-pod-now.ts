@@ -1,14 +1,14 @@
 import { type Clock, CodedError, type EventRecorder, type Pod, podEventReference } from '@kubelet-kit/core';
 import type { PodStatusFunc, PodWorkers } from './types.js';
 
-/** The kill did not complete within the grace period × 1.5 (at least 10 s). */
+/** The kill did not complete within the grace period × 1.5 (at least 10 s). @public */
 export class ExceededGracePeriodError extends CodedError<'ExceededGracePeriod'> {
   constructor(message = 'timeout waiting to kill pod') {
     super('ExceededGracePeriodError', 'ExceededGracePeriod', message);
   }
 }
 
-/** Arguments of a {@link KillPodFunc} call. */
+/** Arguments of a {@link KillPodFunc} call. @public */
 export interface KillPodRequest {
   readonly pod: Pod;
   /** The kubelet evicts the pod. */
@@ -19,10 +19,10 @@ export interface KillPodRequest {
   readonly statusFn?: PodStatusFunc;
 }
 
-/** Kills a pod and resolves once it is terminated (upstream `eviction.KillPodFunc`). */
+/** Kills a pod and resolves once it is terminated (upstream `eviction.KillPodFunc`). @public */
 export type KillPodFunc = (request: KillPodRequest) => Promise<void>;
 
-/** Options of {@link killPodNow}. */
+/** Options of {@link killPodNow}. @public */
 export interface KillPodNowOptions {
   readonly podWorkers: PodWorkers;
   readonly recorder: EventRecorder;
@@ -36,6 +36,8 @@ const minKillTimeoutSeconds = 10;
  * A {@link KillPodFunc} for other managers (eviction, preemption) to inject: it sends a `kill`
  * update and waits for its completion, or fails after max(grace × 1.5, 10 s) with the event
  * `ExceededGracePeriod` (upstream `killPodNow`).
+ *
+ * @public
  */
 export function killPodNow(options: KillPodNowOptions): KillPodFunc {
   const { podWorkers, recorder, clock } = options;
