@@ -17,12 +17,17 @@ const run = promisify(execFile);
 const scripts = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../scripts/containerd');
 
 export interface PrivateContainerdOptions {
-  /** Short name: the folders are /var/lib/kubelet-kit-<name> and /run/kubelet-kit-<name>. */
+  /** Short name: the folders are /var/lib/kubelet-kit-<name> (unless testRoot) and /run/kubelet-kit-<name>. */
   readonly name: string;
   /** Linux bridge name (at most 15 characters), distinct from every other instance's. */
   readonly bridge: string;
   /** Pod subnet (a /16), distinct from every other instance's. */
   readonly podSubnet: string;
+  /**
+   * The test root instead of /var/lib/kubelet-kit-<name>: containerd's root, config, images and
+   * CNI files go there (a test that fills a disk puts it on that disk).
+   */
+  readonly testRoot?: string;
 }
 
 export interface PrivateContainerd {
@@ -58,7 +63,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Makes and starts the instance (up.sh: config, CNI conflist, images imported, ready). */
 export async function startPrivateContainerd(options: PrivateContainerdOptions): Promise<PrivateContainerd> {
   if (process.getuid?.() !== 0) throw new Error('a private containerd needs root (as scripts/containerd)');
-  const testRoot = `/var/lib/kubelet-kit-${options.name}`;
+  const testRoot = options.testRoot ?? `/var/lib/kubelet-kit-${options.name}`;
   const runDir = `/run/kubelet-kit-${options.name}`;
   const env: Record<string, string> = {
     KUBELET_KIT_TEST_ROOT: testRoot,
