@@ -59,6 +59,13 @@ export const initialRegistrationBackoffMs = 100;
 /** Registration's longest wait, ms (upstream: 7 s). @public */
 export const maxRegistrationBackoffMs = 7000;
 
+/**
+ * How long a registration call may take. Upstream registers through its main client, which has
+ * no timeout of its own; the heartbeat's (at most the update frequency) would fail registration
+ * on a slow API server with a short update frequency. A bound is kept so a hung call is retried.
+ */
+const registrationTimeoutMs = 40_000;
+
 /** What the node status setters read (upstream's `defaultNodeStatusFuncs` arguments). @public */
 export interface NodeStatusInputs {
   /** The Hostname address: `--hostname-override`, or the host's name. */
@@ -303,7 +310,7 @@ export class NodeStatusManager {
   async tryRegisterWithAPIServer(node: Node, signal?: AbortSignal): Promise<boolean> {
     const name = this.#o.nodeName;
     try {
-      const created = await this.#call((s) => this.#o.api.createNode(node, s), signal);
+      const created = await this.#call((s) => this.#o.api.createNode(node, s), signal, registrationTimeoutMs);
       this.#recorder.event(
         this.#nodeRef,
         'Normal',
@@ -320,7 +327,7 @@ export class NodeStatusManager {
     }
     let existing: Node;
     try {
-      existing = await this.#call((s) => this.#o.api.getNode(name, s), signal);
+      existing = await this.#call((s) => this.#o.api.getNode(name, s), signal, registrationTimeoutMs);
     } catch (err) {
       this.#logger.error({ node: name, err: errorText(err) }, 'Unable to register node with API server');
       return false;
@@ -335,7 +342,11 @@ export class NodeStatusManager {
       const patch = createNodeStatusPatch(original, existing);
       if (patch) {
         try {
-          existing = await this.#call((s) => this.#o.api.patchNodeStatus(name, patch, s), signal);
+          existing = await this.#call(
+            (s) => this.#o.api.patchNodeStatus(name, patch, s),
+            signal,
+            registrationTimeoutMs,
+          );
         } catch (err) {
           this.#logger.error(
             { node: name, err: errorText(err) },
@@ -440,17 +451,21 @@ export class NodeStatusManager {
    * One API call, given up after the request timeout (a silent API server must not stall the
    * loop) or when `outer` aborts; its signal tells the client to stop too.
    */
-  async #call<T>(fn: (signal: AbortSignal) => Promise<T>, outer: AbortSignal | undefined): Promise<T> {
+  async #call<T>(
+    fn: (signal: AbortSignal) => Promise<T>,
+    outer: AbortSignal | undefined,
+    timeoutMs = this.#requestTimeoutMs,
+  ): Promise<T> {
     outer?.throwIfAborted();
     const abort = new AbortController();
     let timer: Timer | undefined;
     let onAbort: (() => void) | undefined;
     const stopped = new Promise<never>((_, reject) => {
       timer = this.#o.clock.setTimeout(() => {
-        const err = new NodeApiError('Unavailable', `request timed out after ${this.#requestTimeoutMs} ms`);
+        const err = new NodeApiError('Unavailable', `request timed out after ${timeoutMs} ms`);
         abort.abort(err);
         reject(err);
-      }, this.#requestTimeoutMs);
+      }, timeoutMs);
       onAbort = () => {
         abort.abort(outer?.reason);
         reject(outer?.reason);

@@ -64,6 +64,27 @@ function setup(over: Partial<NodeStatusManagerOptions> = {}, inputOver: Partial<
 const unavailable = () => new NodeApiError('Unavailable', 'connection refused');
 
 describe('NodeStatusManager registration (upstream registerWithAPIServer)', () => {
+  it('registration is not cut off by the heartbeat timeout of a short update frequency', async () => {
+    const { clock, api, manager } = setup({ nodeStatusUpdateFrequencyMs: 1000 });
+    // The API server takes 3 s to answer the create: three heartbeat timeouts, well within the
+    // registration's own bound.
+    const create = api.createNode.bind(api);
+    let creates = 0;
+    api.createNode = async (node, signal) => {
+      creates++;
+      await clock.sleep(3000, signal);
+      return create(node, signal);
+    };
+    manager.start();
+    for (let i = 0; i < 40 && creates === 0; i++) await clock.tick(10);
+    await clock.tick(3000);
+    await clock.tick(0);
+    const node = await manager.registeredNode();
+    expect(node.metadata?.name).toBe('node-a');
+    expect(creates).toBe(1);
+    await manager.stop();
+  });
+
   it('creates the Node with its labels, taints, annotation and full status', async () => {
     const { clock, api, recorder, manager } = setup();
     manager.start();
