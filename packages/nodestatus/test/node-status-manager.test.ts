@@ -70,10 +70,10 @@ describe('NodeStatusManager registration (upstream registerWithAPIServer)', () =
     // registration's own bound.
     const create = api.createNode.bind(api);
     let creates = 0;
-    api.createNode = async (node, signal) => {
+    api.createNode = async (node: Node) => {
       creates++;
-      await clock.sleep(3000, signal);
-      return create(node, signal);
+      await clock.sleep(3000);
+      return create(node);
     };
     manager.start();
     for (let i = 0; i < 40 && creates === 0; i++) await clock.tick(10);
