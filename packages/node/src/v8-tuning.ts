@@ -29,11 +29,12 @@ const agentSemiSpaceGrowthFactor = 1;
  * the next one, instead of a factor it picks from the GC's speed against the program's allocation
  * rate (1.1 to 4 here). A long-running agent on a busy node allocates steadily (CRI replies,
  * /proc files, statuses) while its live heap stays about 30 MiB; V8 then chose factors near the
- * top and kept the pages: in the 30-minute soak on containerd with 110 pods churned (kubelet-kit
- * issue #28) old space swung between 23 and 93 MiB and the RSS with it. At 130% the old space
- * stays within about 1.3 × the live heap (V8's own factor when it optimizes for memory); the
- * price is more mark-compacts, each of a small heap (measured in bench/soak.bench.mjs; see the
- * README's "Footprint").
+ * top and kept the pages. In the soak on containerd with 110 pods churned (bench/soak.bench.mjs,
+ * kubelet-kit issue #28; 6-minute runs) old space swung between 33 and 85 MiB and the RSS between
+ * 123 and 192 MiB; with 30% old space stayed at 28–36 MiB and the RSS at 105–115 MiB. The price:
+ * about five times as many mark-compacts, each of a small heap (the agent's CPU in the churn
+ * 0.179 against 0.160–0.162 cores). Node does not allow the flag in NODE_OPTIONS; on its command
+ * line it wins.
  */
 const agentHeapGrowingPercent = 30;
 

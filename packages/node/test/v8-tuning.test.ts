@@ -26,7 +26,7 @@ describe('applyAgentV8Tuning', () => {
     for (const [argv, env] of [
       [['--heap-growing-percent=100'], ''],
       [['--heap_growing_percent', '100'], ''],
-      [[], '--enable-source-maps --heap-growing-percent=50'],
+      [['--enable-source-maps', '--heap-growing-percent=50'], ''],
     ] as const) {
       setFlags.mockClear();
       expect(applyAgentV8Tuning(argv, env)).toBe(true);
