@@ -27,9 +27,15 @@ export async function startAgent({
   mayKeep = () => true,
 }) {
   if (!fs.existsSync(cliPath)) throw new Error(`${cliPath} is missing: run \`npm run build\` first`);
+  // For experiments: KUBELET_KIT_BENCH_AGENT_NODE_ARGS, Node/V8 flags for the agent (split at
+  // spaces); KUBELET_KIT_BENCH_AGENT_PROFILE=<dir>, the agent runs with agent-profile.mjs preloaded.
+  const nodeArgs = (process.env.KUBELET_KIT_BENCH_AGENT_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  if (process.env.KUBELET_KIT_BENCH_AGENT_PROFILE)
+    nodeArgs.push('--import', path.join(import.meta.dirname, 'agent-profile.mjs'));
   const child = spawn(
     process.execPath,
     [
+      ...nodeArgs,
       cliPath,
       'run',
       '--pod-manifest-path',

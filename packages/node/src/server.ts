@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { Logger, Pod } from '@kubelet-kit/core';
+import { deepCopy, type Logger, type Pod } from '@kubelet-kit/core';
 import type { Registry } from 'prom-client';
 import type { AuthDecision, KubeletAuth } from './server-auth.js';
 import { type ContainerLogsHost, serveContainerLogs } from './server-logs.js';
@@ -49,6 +49,8 @@ export class KubeletServer {
   readonly #options: KubeletServerOptions;
   #server: http.Server | undefined;
   #readOnlyServer: http.Server | undefined;
+  /** The last `/pods` answer: a copy of the items it was made of, and its bytes. */
+  #podsCache: { readonly items: readonly Pod[]; readonly body: Buffer } | undefined;
 
   constructor(options: KubeletServerOptions) {
     this.#options = options;
@@ -192,12 +194,7 @@ export class KubeletServer {
         return this.#healthz(url, res);
       case '/pods':
       case '/pods/': {
-        const body = JSON.stringify({
-          kind: 'PodList',
-          apiVersion: 'v1',
-          metadata: {},
-          items: this.#options.pods(),
-        });
+        const body = this.#podsBody();
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(body);
         return;
@@ -213,6 +210,23 @@ export class KubeletServer {
         res.writeHead(404, { 'content-type': 'text/plain' });
         res.end('404 page not found\n');
     }
+  }
+
+  /**
+   * The `/pods` body. A client that polls `/pods` (a benchmark every 100 ms, a monitor) mostly
+   * gets what it got before; serializing the ~300 KB list of 110 pods each time made garbage the
+   * heap then kept as slack (kubelet-kit issue #28). So the bytes of the last answer are kept with
+   * a private copy of the pods they were made of, and served again while the current pods are
+   * the same JSON value, key order included; any difference serializes them anew.
+   */
+  #podsBody(): Buffer {
+    const items = this.#options.pods();
+    const cached = this.#podsCache;
+    if (cached && sameJson(cached.items, items)) return cached.body;
+    const body = Buffer.from(JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: {}, items }));
+    // A copy: the items share objects with the agent's state, which may change in place.
+    this.#podsCache = { items: deepCopy(items), body };
+    return body;
   }
 
   /** Upstream's `ping` and `log` come first, then the agent's checks (as its healthz installs). */
@@ -266,6 +280,53 @@ export class KubeletServer {
     }
     return true;
   }
+}
+
+/**
+ * Whether `a` and `b` serialize to the same JSON text. Conservative: plain objects must have the
+ * same own keys in the same order (an `undefined` member counts, though JSON leaves it out), Dates
+ * the same time, and any other object that is not a plain object or array (its `toJSON` could say
+ * anything) counts as different. Allocates nothing, so that a hit costs no garbage.
+ * @internal
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return a === b;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const protoA = Object.getPrototypeOf(a);
+  const protoB = Object.getPrototypeOf(b);
+  if (protoA === Date.prototype && protoB === Date.prototype)
+    return (
+      (a as Date).getTime() === (b as Date).getTime() &&
+      !Object.hasOwn(a, 'toJSON') &&
+      !Object.hasOwn(b, 'toJSON')
+    );
+  if ((protoA !== Object.prototype && protoA !== null) || (protoB !== Object.prototype && protoB !== null))
+    return false;
+  const ra = a as Record<string, unknown>;
+  const rb = b as Record<string, unknown>;
+  if (Object.hasOwn(ra, 'toJSON') || Object.hasOwn(rb, 'toJSON')) return false;
+  // Same keys in the same order: the i-th key of `a` is the i-th key of `b` (objects have few keys).
+  let i = 0;
+  for (const key in ra) {
+    if (!Object.hasOwn(ra, key) || keyAt(rb, i) !== key || !sameJson(ra[key], rb[key])) return false;
+    i++;
+  }
+  return keyAt(rb, i) === undefined;
+}
+
+/** The `i`-th enumerable key of `o` (for...in order, own keys only), or undefined past the end. */
+function keyAt(o: Record<string, unknown>, i: number): string | undefined {
+  let n = 0;
+  for (const key in o) {
+    if (!Object.hasOwn(o, key)) return undefined;
+    if (n++ === i) return key;
+  }
+  return undefined;
 }
 
 function listen(server: http.Server, port: number, address: string): Promise<void> {

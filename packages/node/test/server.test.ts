@@ -1,8 +1,8 @@
-import { noopLogger } from '@kubelet-kit/core';
+import { noopLogger, type Pod } from '@kubelet-kit/core';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KubeletMetrics } from '../src/metrics.js';
-import { KubeletServer } from '../src/server.js';
+import { KubeletServer, sameJson } from '../src/server.js';
 
 let server: KubeletServer | undefined;
 afterEach(async () => {
@@ -110,5 +110,85 @@ describe('KubeletServer', () => {
     const base = await start(true);
     expect((await fetch(`${base}/nope`)).status).toBe(404);
     expect((await fetch(`${base}/pods`, { method: 'POST' })).status).toBe(405);
+  });
+});
+
+describe('/pods served again from its last serialization', () => {
+  async function startWith(pods: () => Pod[]) {
+    server = new KubeletServer({
+      port: 0,
+      pods,
+      healthChecks: [],
+      registry: new Registry(),
+      logger: noopLogger,
+    });
+    const addr = await server.start();
+    return `http://127.0.0.1:${addr.port}/pods`;
+  }
+  const text = async (url: string) => (await fetch(url)).text();
+  const podList = (items: Pod[]) =>
+    JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: {}, items });
+
+  it('answers what a fresh serialization would, after every kind of change', async () => {
+    const pod: Pod = {
+      metadata: { name: 'web-node1', namespace: 'default', uid: 'u1' },
+      spec: { containers: [{ name: 'c', image: 'busybox' }] },
+      status: { phase: 'Pending', conditions: [{ type: 'Ready', status: 'False' }] },
+    };
+    let pods: Pod[] = [pod];
+    const url = await startWith(() => pods);
+    expect(await text(url)).toBe(podList(pods));
+    expect(await text(url)).toBe(podList(pods));
+    // The agent's objects changed in place (the server keeps a copy, not them).
+    pod.status!.phase = 'Running';
+    expect(JSON.parse(await text(url)).items[0].status.phase).toBe('Running');
+    pod.status!.conditions![0]!.status = 'True';
+    expect(await text(url)).toBe(podList(pods));
+    // A new status object with the same content, then a different one.
+    pods = [{ ...pod, status: { ...pod.status, conditions: [{ type: 'Ready', status: 'True' }] } }];
+    expect(await text(url)).toBe(podList(pods));
+    pods = [{ ...pod, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }] } }];
+    expect(await text(url)).toBe(podList(pods));
+    // A member added, the same keys in another order, a pod added and removed.
+    pods = [{ ...pods[0]!, status: { ...pods[0]!.status, podIP: '10.0.0.7' } }];
+    expect(JSON.parse(await text(url)).items[0].status.podIP).toBe('10.0.0.7');
+    pods = [{ status: pods[0]!.status, spec: pods[0]!.spec, metadata: pods[0]!.metadata }];
+    expect(await text(url)).toBe(podList(pods));
+    pods = [...pods, { metadata: { name: 'db-node1', namespace: 'default', uid: 'u2' } }];
+    expect(await text(url)).toBe(podList(pods));
+    pods = pods.slice(1);
+    expect(await text(url)).toBe(podList(pods));
+  });
+});
+
+describe('sameJson', () => {
+  it('is true for values with the same JSON text, key order included', () => {
+    expect(sameJson({ a: 1, b: [1, 'x', null, { c: true }] }, { a: 1, b: [1, 'x', null, { c: true }] })).toBe(
+      true,
+    );
+    expect(sameJson(new Date(5), new Date(5))).toBe(true);
+    expect(sameJson([], [])).toBe(true);
+  });
+
+  it('is false for any difference, and for what it cannot vouch for', () => {
+    expect(sameJson({ a: 1, b: 2 }, { b: 2, a: 1 })).toBe(false);
+    expect(sameJson({ a: 1 }, { a: 1, b: 2 })).toBe(false);
+    expect(sameJson({ a: 1, b: 2 }, { a: 1 })).toBe(false);
+    expect(sameJson({ a: 1 }, { a: '1' })).toBe(false);
+    expect(sameJson({ a: undefined }, {})).toBe(false);
+    expect(sameJson([1, 2], [1, 2, 3])).toBe(false);
+    expect(sameJson([1], { 0: 1 })).toBe(false);
+    expect(sameJson({}, [])).toBe(false);
+    expect(sameJson(null, {})).toBe(false);
+    expect(sameJson(new Date(5), new Date(6))).toBe(false);
+    expect(sameJson(new Date(5), 5)).toBe(false);
+    // toJSON, own or inherited, decides the text: never trusted.
+    const custom = { toJSON: () => 'x' };
+    expect(sameJson(custom, custom)).toBe(false);
+    class Quantity {
+      constructor(readonly n: number) {}
+    }
+    expect(sameJson(new Quantity(1), new Quantity(1))).toBe(false);
+    expect(sameJson(new Map(), new Map())).toBe(false);
   });
 });

@@ -11,14 +11,27 @@ afterEach(() => {
 
 const budget = `--interrupt-budget=${4 * 67_584}`;
 const semiSpace = '--semi-space-growth-factor=1';
+const heapGrowing = '--heap-growing-percent=30';
 
 describe('applyAgentV8Tuning', () => {
   it("sets V8's interrupt budget to four times Node 20's default and keeps the young generation small", () => {
     expect(applyAgentV8Tuning([], '')).toBe(true);
-    expect(setFlags.mock.calls).toEqual([[budget], [semiSpace]]);
+    expect(setFlags.mock.calls).toEqual([[budget], [semiSpace], [heapGrowing]]);
     setFlags.mockClear();
     expect(applyAgentV8Tuning(['--enable-source-maps', '--max-old-space-size=512'], '')).toBe(true);
-    expect(setFlags.mock.calls).toEqual([['--interrupt-budget=270336'], [semiSpace]]);
+    expect(setFlags.mock.calls).toEqual([['--interrupt-budget=270336'], [semiSpace], [heapGrowing]]);
+  });
+
+  it('lets the old generation grow by 30% of the live heap, unless the user sets the growth', () => {
+    for (const [argv, env] of [
+      [['--heap-growing-percent=100'], ''],
+      [['--heap_growing_percent', '100'], ''],
+      [['--enable-source-maps', '--heap-growing-percent=50'], ''],
+    ] as const) {
+      setFlags.mockClear();
+      expect(applyAgentV8Tuning(argv, env)).toBe(true);
+      expect(setFlags.mock.calls).toEqual([[budget], [semiSpace]]);
+    }
   });
 
   it("leaves a budget given on Node's command line alone, in either spelling", () => {
@@ -29,7 +42,7 @@ describe('applyAgentV8Tuning', () => {
     ]) {
       setFlags.mockClear();
       expect(applyAgentV8Tuning(argv, '')).toBe(true);
-      expect(setFlags.mock.calls).toEqual([[semiSpace]]);
+      expect(setFlags.mock.calls).toEqual([[semiSpace], [heapGrowing]]);
     }
   });
 
@@ -43,12 +56,14 @@ describe('applyAgentV8Tuning', () => {
     ] as const) {
       setFlags.mockClear();
       expect(applyAgentV8Tuning(argv, env)).toBe(true);
-      expect(setFlags.mock.calls).toEqual([[budget]]);
+      expect(setFlags.mock.calls).toEqual([[budget], [heapGrowing]]);
     }
   });
 
-  it('sets nothing when the user set both', () => {
-    expect(applyAgentV8Tuning(['--interrupt-budget=5'], '--max-semi-space-size=1')).toBe(false);
+  it('sets nothing when the user set all three', () => {
+    expect(
+      applyAgentV8Tuning(['--interrupt-budget=5', '--heap-growing-percent=10'], '--max-semi-space-size=1'),
+    ).toBe(false);
     expect(setFlags).not.toHaveBeenCalled();
   });
 
@@ -60,7 +75,7 @@ describe('applyAgentV8Tuning', () => {
   it("reads Node's own command line and NODE_OPTIONS by default", () => {
     const saved = process.execArgv;
     const savedEnv = process.env.NODE_OPTIONS;
-    process.execArgv = ['--interrupt-budget=5'];
+    process.execArgv = ['--interrupt-budget=5', '--heap-growing-percent=10'];
     process.env.NODE_OPTIONS = '--semi-space-growth-factor=3';
     try {
       expect(applyAgentV8Tuning()).toBe(false);
