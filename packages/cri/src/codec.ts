@@ -6,7 +6,7 @@ import { runtime } from './generated/cri.js';
 interface StaticMessageClass {
   fromObject(object: Record<string, unknown>): object;
   encode(message: object): { finish(): Uint8Array };
-  decode(reader: protobuf.Reader): object;
+  decode(reader: protobuf.Reader, length?: number): object;
   toObject(message: object, options: Record<string, unknown>): Record<string, unknown>;
 }
 
@@ -43,6 +43,132 @@ export function messageCodec<T>(typeName: string): MessageCodec<T> {
   };
   cache.set(typeName, codec);
   return codec as MessageCodec<T>;
+}
+
+/** The list responses whose items {@link ListResponseDecoder} reuses: field 1, repeated, the only field. */
+const reusableLists: Record<string, { field: string; itemType: string } | undefined> = {
+  ListContainersResponse: { field: 'containers', itemType: 'Container' },
+  ListPodSandboxResponse: { field: 'items', itemType: 'PodSandbox' },
+};
+
+/** Requests whose last response a {@link ListResponseDecoder} keeps (the relist's `{}` among them). */
+const keptRequests = 4;
+
+interface ReusedItem {
+  /** The response that held the item's bytes last, and where. */
+  buf: Buffer;
+  start: number;
+  end: number;
+  value: object;
+  /** The decode that saw it last. */
+  seen: number;
+}
+
+/**
+ * Decodes a list response (ListContainers, ListPodSandbox) and returns, for an item whose bytes
+ * are the same as in the last response to the same request, the object decoded then: a relist
+ * of 100,000 unchanged containers then decodes none of them, and makes no garbage of them (the
+ * list decode and its garbage were the largest costs of a relist that grew with the pod count).
+ * An item is looked up by its id (field 1, which encoders write first) and compared byte for
+ * byte, so a changed item is decoded afresh. Items are frozen, as they are shared between calls.
+ * One per connection: it holds the last response of up to {@link keptRequests} requests.
+ */
+export class ListResponseDecoder<T> {
+  readonly #field: string;
+  readonly #item: StaticMessageClass;
+  readonly #whole: MessageCodec<T>;
+  /** By request bytes (latin1), most recent last: the items of its last response, by id. */
+  readonly #byRequest = new Map<string, Map<string, ReusedItem>>();
+  #decodes = 0;
+
+  private constructor(typeName: string, field: string, itemType: string) {
+    const item = classes[itemType];
+    if (!item) throw new Error(`unknown CRI message type ${itemType}`);
+    this.#field = field;
+    this.#item = item;
+    this.#whole = messageCodec<T>(typeName);
+  }
+
+  /** The decoder of `runtime.v1.<typeName>`, or undefined when its items are not reused. */
+  static of<T>(typeName: string): ListResponseDecoder<T> | undefined {
+    const list = reusableLists[typeName];
+    return list ? new ListResponseDecoder<T>(typeName, list.field, list.itemType) : undefined;
+  }
+
+  /** Decodes the response to `request` (the request's encoded bytes). */
+  decode(buffer: Uint8Array, request: Uint8Array): T {
+    const buf = asBuffer(buffer);
+    const key = asBuffer(request).toString('latin1');
+    let kept = this.#byRequest.get(key);
+    if (kept) this.#byRequest.delete(key);
+    else kept = new Map();
+    const seen = ++this.#decodes;
+    const items = this.#items(buf, kept, seen);
+    this.#byRequest.set(key, kept);
+    if (this.#byRequest.size > keptRequests) {
+      const oldest = this.#byRequest.keys().next().value;
+      if (oldest !== undefined) this.#byRequest.delete(oldest);
+    }
+    if (!items) return this.#whole.decode(buffer);
+    if (kept.size > items.length) {
+      for (const [id, item] of kept) if (item.seen !== seen) kept.delete(id);
+    }
+    return { [this.#field]: items } as T;
+  }
+
+  /** The items, or undefined when the response has a field other than the list (decoded whole). */
+  #items(buf: Buffer, kept: Map<string, ReusedItem>, seen: number): object[] | undefined {
+    const reader = new CriReader(buf);
+    const items: object[] = [];
+    while (reader.pos < reader.len) {
+      // Field 1, length-delimited.
+      if (reader.uint32() !== 0x0a) return undefined;
+      const length = reader.uint32();
+      const start = reader.pos;
+      const end = start + length;
+      if (end > reader.len) throw new RangeError(`index out of range: ${start} + ${length} > ${reader.len}`);
+      const id = buf[start] === 0x0a ? itemId(reader, end) : undefined;
+      const old = id === undefined ? undefined : kept.get(id);
+      let value: object;
+      if (
+        old &&
+        old.end - old.start === length &&
+        buf.compare(old.buf, old.start, old.end, start, end) === 0
+      ) {
+        value = old.value;
+        old.buf = buf;
+        old.start = start;
+        old.end = end;
+        old.seen = seen;
+      } else {
+        reader.pos = start;
+        value = deepFreeze(
+          dropNulls(this.#item.toObject(this.#item.decode(reader, length), toObjectOptions)),
+        );
+        if (id !== undefined) kept.set(id, { buf, start, end, value, seen });
+      }
+      reader.pos = end;
+      items.push(value);
+    }
+    return items;
+  }
+}
+
+/** The id (field 1, a string) at the start of an item ending at `end`, or undefined. */
+function itemId(reader: CriReader, end: number): string | undefined {
+  reader.pos++;
+  const length = reader.uint32();
+  const start = reader.pos;
+  if (start + length > end) return undefined;
+  return (reader.buf as SliceableBuffer).utf8Slice(start, start + length);
+}
+
+function deepFreeze<T extends object>(value: T): T {
+  for (const key in value) {
+    const v = (value as Record<string, unknown>)[key];
+    if (typeof v === 'object' && v !== null && !ArrayBuffer.isView(v)) deepFreeze(v);
+  }
+  return Object.freeze(value);
 }
 
 /** Buffer's own decoder, as protobufjs' reader calls it (`toString` adds argument handling). */
