@@ -65,6 +65,43 @@ describe('list responses reuse unchanged items', () => {
     expect(again.containers[1]).toBe(full.containers[1]);
   });
 
+  test('one-pod lists, each with its own filter, do not push out the full listing', () => {
+    const d = decoder();
+    const full = d.decode(response.encode({ containers: [container('a'), container('b')] }), all);
+    for (let i = 0; i < 10; i++) {
+      const onePod = request.encode({ filter: { labelSelector: { 'io.kubernetes.pod.uid': `uid-${i}` } } });
+      d.decode(response.encode({ containers: [container(`p${i}`)] }), onePod);
+    }
+    const again = d.decode(response.encode({ containers: [container('a'), container('b')] }), all);
+    expect(again.containers[0]).toBe(full.containers[0]);
+  });
+
+  test('a container added before the others, or one changed between them, leaves the others reused', () => {
+    const d = decoder();
+    const ids = ['a', 'b', 'c', 'd'];
+    const first = d.decode(response.encode({ containers: ids.map((id) => container(id)) }), all);
+    const second = d.decode(
+      response.encode({
+        containers: [
+          container('new'),
+          container('a'),
+          container('b', ContainerState.CONTAINER_RUNNING),
+          container('c'),
+          container('d'),
+        ],
+      }),
+      all,
+    );
+    expect(second.containers.map((c) => c.id)).toEqual(['new', 'a', 'b', 'c', 'd']);
+    expect(second.containers[1]).toBe(first.containers[0]);
+    expect(second.containers[2]?.state).toBe(ContainerState.CONTAINER_RUNNING);
+    expect(second.containers[3]).toBe(first.containers[2]);
+    expect(second.containers[4]).toBe(first.containers[3]);
+    // Duplicates (not expected of a runtime) come back as equal items.
+    const dup = d.decode(response.encode({ containers: [container('a'), container('a')] }), all);
+    expect(dup.containers[0]).toEqual(dup.containers[1]);
+  });
+
   test('shared items are frozen, so a caller cannot change what the next call returns', () => {
     const d = decoder();
     const { containers } = d.decode(response.encode({ containers: [container('a')] }), all);
