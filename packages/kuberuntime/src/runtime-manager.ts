@@ -521,8 +521,9 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
         signal,
       }),
     ]);
-    if (all) this.#statusCache.prune(sandboxes.items, containers.containers);
-    return this.#listing.build(all, sandboxes.items, containers.containers, runtimeName);
+    const pods = this.#listing.build(all, sandboxes.items, containers.containers, runtimeName);
+    if (all) this.#statusCache.prune(sandboxes.items, containers.containers, pods.length);
+    return pods;
   }
 
   // ---- syncPod ------------------------------------------------------------------------------
