@@ -6,7 +6,7 @@ import { runtime } from './generated/cri.js';
 interface StaticMessageClass {
   fromObject(object: Record<string, unknown>): object;
   encode(message: object): { finish(): Uint8Array };
-  decode(reader: protobuf.Reader): object;
+  decode(reader: protobuf.Reader, length?: number): object;
   toObject(message: object, options: Record<string, unknown>): Record<string, unknown>;
 }
 
@@ -43,6 +43,169 @@ export function messageCodec<T>(typeName: string): MessageCodec<T> {
   };
   cache.set(typeName, codec);
   return codec as MessageCodec<T>;
+}
+
+/** The list responses whose items {@link ListResponseDecoder} reuses: field 1, repeated, the only field. */
+const reusableLists: Record<string, { field: string; itemType: string } | undefined> = {
+  ListContainersResponse: { field: 'containers', itemType: 'Container' },
+  ListPodSandboxResponse: { field: 'items', itemType: 'PodSandbox' },
+};
+
+/** Requests whose last response a {@link ListResponseDecoder} keeps (the relist's `{}` among them). */
+const keptRequests = 4;
+
+interface ReusedItem {
+  /** The response that held the item's bytes last, and where. */
+  buf: Buffer;
+  start: number;
+  end: number;
+  value: object;
+  /** The decode that saw it last, and its place in that response. */
+  seen: number;
+  index: number;
+}
+
+/** The last response to one request: its items by id, and in order. */
+interface KeptResponse {
+  readonly byId: Map<string, ReusedItem>;
+  order: ReusedItem[];
+}
+
+function sameBytes(item: ReusedItem, buf: Buffer, start: number, end: number): boolean {
+  return (
+    item.end - item.start === end - start && buf.compare(item.buf, item.start, item.end, start, end) === 0
+  );
+}
+
+/**
+ * Decodes a list response (ListContainers, ListPodSandbox) and returns, for an item whose bytes
+ * are the same as in the last response to the same request, the object decoded then: a relist
+ * of 100,000 unchanged containers then decodes none of them, and makes no garbage of them (the
+ * list decode and its garbage were the largest costs of a relist that grew with the pod count).
+ * An item is compared byte for byte with the one at its place in the last response (runtimes list
+ * in a steady order), else with the one of its id (field 1, which encoders write first), so a
+ * changed item is decoded afresh. Items are frozen, as they are shared between calls.
+ * One per connection: it holds the last response of up to {@link keptRequests} requests.
+ */
+export class ListResponseDecoder<T> {
+  readonly #field: string;
+  readonly #item: StaticMessageClass;
+  readonly #whole: MessageCodec<T>;
+  /** By request bytes (latin1), most recent last: the items of its last response. */
+  readonly #byRequest = new Map<string, KeptResponse>();
+  #decodes = 0;
+
+  private constructor(typeName: string, field: string, itemType: string) {
+    const item = classes[itemType];
+    if (!item) throw new Error(`unknown CRI message type ${itemType}`);
+    this.#field = field;
+    this.#item = item;
+    this.#whole = messageCodec<T>(typeName);
+  }
+
+  /** The decoder of `runtime.v1.<typeName>`, or undefined when its items are not reused. */
+  static of<T>(typeName: string): ListResponseDecoder<T> | undefined {
+    const list = reusableLists[typeName];
+    return list ? new ListResponseDecoder<T>(typeName, list.field, list.itemType) : undefined;
+  }
+
+  /** Decodes the response to `request` (the request's encoded bytes). */
+  decode(buffer: Uint8Array, request: Uint8Array): T {
+    const buf = asBuffer(buffer);
+    const key = asBuffer(request).toString('latin1');
+    let kept = this.#byRequest.get(key);
+    if (kept) this.#byRequest.delete(key);
+    else kept = { byId: new Map(), order: [] };
+    const seen = ++this.#decodes;
+    const items = this.#items(buf, kept, seen);
+    this.#byRequest.set(key, kept);
+    if (this.#byRequest.size > keptRequests) this.#evict(kept);
+    if (!items) return this.#whole.decode(buffer);
+    if (kept.byId.size > items.length) {
+      for (const [id, item] of kept.byId) if (item.seen !== seen) kept.byId.delete(id);
+    }
+    return { [this.#field]: items } as T;
+  }
+
+  /**
+   * Drops the kept response with the fewest items (the oldest of those), never `current`: one
+   * pod's lists (getPodStatus filters by pod UID, a new filter each time) must not push out the
+   * relist's full listing.
+   */
+  #evict(current: KeptResponse): void {
+    let smallest: string | undefined;
+    let size = Number.POSITIVE_INFINITY;
+    for (const [key, kept] of this.#byRequest) {
+      if (kept !== current && kept.order.length < size) {
+        smallest = key;
+        size = kept.order.length;
+      }
+    }
+    if (smallest !== undefined) this.#byRequest.delete(smallest);
+  }
+
+  /** The items, or undefined when the response has a field other than the list (decoded whole). */
+  #items(buf: Buffer, kept: KeptResponse, seen: number): object[] | undefined {
+    const reader = new CriReader(buf);
+    const items: object[] = [];
+    const last = kept.order;
+    const order: ReusedItem[] = [];
+    /** Where in the last response the next item is expected. */
+    let cursor = 0;
+    while (reader.pos < reader.len) {
+      // Field 1, length-delimited.
+      if (reader.uint32() !== 0x0a) return undefined;
+      const length = reader.uint32();
+      const start = reader.pos;
+      const end = start + length;
+      if (end > reader.len) throw new RangeError(`index out of range: ${start} + ${length} > ${reader.len}`);
+      let old: ReusedItem | undefined = last[cursor];
+      if (!old || old.seen === seen || !sameBytes(old, buf, start, end)) {
+        const id = buf[start] === 0x0a ? itemId(reader, end) : undefined;
+        old = id === undefined ? undefined : kept.byId.get(id);
+        if (old && (old.seen === seen || !sameBytes(old, buf, start, end))) old = undefined;
+        if (!old) {
+          reader.pos = start;
+          const value = deepFreeze(
+            dropNulls(this.#item.toObject(this.#item.decode(reader, length), toObjectOptions)),
+          );
+          old = { buf, start, end, value, seen, index: order.length };
+          if (id !== undefined) kept.byId.set(id, old);
+        }
+      }
+      if (old.seen !== seen) {
+        // Reused: the next item is expected after it.
+        cursor = old.index + 1;
+        old.buf = buf;
+        old.start = start;
+        old.end = end;
+        old.seen = seen;
+      }
+      old.index = order.length;
+      order.push(old);
+      reader.pos = end;
+      items.push(old.value);
+    }
+    kept.order = order;
+    return items;
+  }
+}
+
+/** The id (field 1, a string) at the start of an item ending at `end`, or undefined. */
+function itemId(reader: CriReader, end: number): string | undefined {
+  reader.pos++;
+  const length = reader.uint32();
+  const start = reader.pos;
+  if (start + length > end) return undefined;
+  return (reader.buf as SliceableBuffer).utf8Slice(start, start + length);
+}
+
+function deepFreeze<T extends object>(value: T): T {
+  for (const key in value) {
+    const v = (value as Record<string, unknown>)[key];
+    if (typeof v === 'object' && v !== null && !ArrayBuffer.isView(v)) deepFreeze(v);
+  }
+  return Object.freeze(value);
 }
 
 /** Buffer's own decoder, as protobufjs' reader calls it (`toString` adds argument handling). */

@@ -1,5 +1,5 @@
 import { Client, credentials, Metadata, type ServiceError, type StatusObject, status } from '@grpc/grpc-js';
-import { type MessageCodec, messageCodec } from './codec.js';
+import { ListResponseDecoder, type MessageCodec, messageCodec } from './codec.js';
 import { grpcTarget } from './endpoint.js';
 import { CriError } from './errors.js';
 import {
@@ -18,6 +18,8 @@ interface MethodInfo {
   readonly path: string;
   readonly request: MessageCodec<unknown>;
   readonly response: MessageCodec<unknown>;
+  /** For list responses: reuses the items of the last response to the same request. */
+  readonly list: ListResponseDecoder<unknown> | undefined;
   readonly requestType: string;
 }
 
@@ -52,6 +54,7 @@ export class CriConnection {
       path: `/${this.#definition.service}/${method}`,
       request: messageCodec(def.requestType),
       response: messageCodec(def.responseType),
+      list: ListResponseDecoder.of(def.responseType),
       requestType: def.requestType,
     };
     this.#methods.set(method, info);
@@ -116,7 +119,7 @@ export class CriConnection {
         onReceiveMessage(message: Buffer) {
           received = true;
           try {
-            response = m.response.decode(message) as Resp;
+            response = (m.list ? m.list.decode(message, payload) : m.response.decode(message)) as Resp;
           } catch (err) {
             call.cancelWithStatus(
               status.INTERNAL,

@@ -22,7 +22,6 @@ import {
   type Runtime,
   type RuntimeClassGetter,
   type RuntimeCondition,
-  type RuntimeContainer,
   type RuntimeContainerStatus,
   type RuntimeGarbageCollectOptions,
   type RuntimeGetPodStatusOptions,
@@ -62,17 +61,17 @@ import {
   removeSupersededNeverStarted,
   type StartSpec,
   startContainer,
-  toContainerState,
   toContainerStatus,
 } from './container.js';
 import { DNSConfigurer, type DNSOptions } from './dns.js';
 import { errorMessage, goErrorString, KubeRuntimeError } from './errors.js';
 import { containerGC, type GCPodStateProvider } from './gc.js';
-import { findContainerStatusByName, formatGoDuration, getStableKey, nsToMs, podDesc } from './helpers.js';
+import { findContainerStatusByName, formatGoDuration, getStableKey, podDesc } from './helpers.js';
 import { ImageManager, type ImageService } from './images.js';
-import { getContainerInfoFromAnnotations, getContainerInfoFromLabels, podUIDLabel } from './labels.js';
+import { podUIDLabel } from './labels.js';
 import { HandlerRunner } from './lifecycle.js';
 import { computePodActions, type PodActions } from './pod-actions.js';
+import { PodListing } from './pod-listing.js';
 import { lookupRuntimeHandler } from './runtime-class.js';
 import {
   createPodSandbox,
@@ -249,6 +248,7 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
   /** Holds back creation calls beyond `maxConcurrentCreationCalls`; absent when unbounded. */
   readonly #creationCalls: PQueue | undefined;
   readonly #statusCache = new StatusCache();
+  readonly #listing = new PodListing();
   /** What the container and sandbox functions get of this manager. */
   readonly #containers: ContainerContext;
   readonly #sandboxes: SandboxContext;
@@ -521,53 +521,9 @@ export class KubeGenericRuntimeManager implements Runtime, CommandRunner {
         signal,
       }),
     ]);
-    if (all) this.#statusCache.prune(sandboxes.items, containers.containers);
-    interface Building {
-      id: string;
-      name: string;
-      namespace: string;
-      createdAt: number;
-      containers: RuntimeContainer[];
-      sandboxes: RuntimeContainer[];
-    }
-    const pods = new Map<string, Building>();
-    const podOf = (uid: string, name: string, namespace: string): Building => {
-      let p = pods.get(uid);
-      if (!p) {
-        p = { id: uid, name, namespace, createdAt: 0, containers: [], sandboxes: [] };
-        pods.set(uid, p);
-      }
-      return p;
-    };
-    for (const s of [...sandboxes.items].sort((a, b) => b.createdAt - a.createdAt)) {
-      const info = getContainerInfoFromLabels(s.labels);
-      const uid = info.podUid || s.metadata?.uid || '';
-      if (!uid) continue;
-      const p = podOf(uid, s.metadata?.name ?? info.podName, s.metadata?.namespace ?? info.podNamespace);
-      p.createdAt = Math.max(p.createdAt, nsToMs(s.createdAt));
-      p.sandboxes.push({
-        id: { type: runtimeName, id: s.id },
-        name: s.metadata?.name ?? '',
-        image: '',
-        imageId: '',
-        hash: '',
-        state: s.state === PodSandboxState.SANDBOX_READY ? 'running' : 'exited',
-      });
-    }
-    for (const c of [...containers.containers].sort((a, b) => b.createdAt - a.createdAt)) {
-      const info = getContainerInfoFromLabels(c.labels);
-      if (!info.podUid) continue;
-      const p = podOf(info.podUid, info.podName, info.podNamespace);
-      p.containers.push({
-        id: { type: runtimeName, id: c.id },
-        name: info.containerName,
-        image: c.image?.userSpecifiedImage || c.image?.image || '',
-        imageId: c.imageId || c.imageRef,
-        hash: getContainerInfoFromAnnotations(c.annotations).hash,
-        state: toContainerState(c.state),
-      });
-    }
-    return [...pods.values()];
+    const pods = this.#listing.build(all, sandboxes.items, containers.containers, runtimeName);
+    if (all) this.#statusCache.prune(sandboxes.items, containers.containers, pods.length);
+    return pods;
   }
 
   // ---- syncPod ------------------------------------------------------------------------------

@@ -63,17 +63,23 @@ export class StatusCache {
     else this.#idsByPod.delete(uid);
   }
 
-  /** Forgets the statuses of sandboxes and containers a full listing no longer shows. */
-  prune(sandboxes: readonly ListedObject[], containers: readonly ListedObject[]): void {
-    if (this.#sandboxes.size > 0) {
+  /**
+   * Forgets the statuses of sandboxes and containers a full listing no longer shows, once there
+   * are more of them than the listing holds (`listedPods`: the pods it shows, when known). Below
+   * that, an entry of a removed object waits for a later listing: IDs are never reused, so it
+   * is only memory, bounded by the listing, and a relist of 100,000 pods need not build three
+   * sets of every ID each second to find none.
+   */
+  prune(sandboxes: readonly ListedObject[], containers: readonly ListedObject[], listedPods?: number): void {
+    if (this.#sandboxes.size > sandboxes.length) {
       const listed = new Set(sandboxes.map((x) => x.id));
       for (const id of this.#sandboxes.keys()) if (!listed.has(id)) this.#sandboxes.delete(id);
     }
-    if (this.#containers.size > 0) {
+    if (this.#containers.size > containers.length) {
       const listed = new Set(containers.map((x) => x.id));
       for (const id of this.#containers.keys()) if (!listed.has(id)) this.#containers.delete(id);
     }
-    if (this.#idsByPod.size > 0) {
+    if (this.#idsByPod.size > 0 && (listedPods === undefined || this.#idsByPod.size > listedPods)) {
       const pods = new Set<string>();
       for (const x of [...sandboxes, ...containers]) {
         const uid = x.labels[podUIDLabel];

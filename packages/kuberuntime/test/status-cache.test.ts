@@ -71,4 +71,26 @@ describe('StatusCache', () => {
     cache.pruneOfPod('pod-b', ['c2']);
     expect(cache.containerStatus('c2', ContainerState.CONTAINER_RUNNING)).toBeDefined();
   });
+
+  it('leaves a cache no larger than the listing as it is, and prunes once it grows past it', () => {
+    const cache = new StatusCache();
+    cache.rememberSandbox('sb1', PodSandboxState.SANDBOX_READY, sandbox('sb1'));
+    cache.rememberContainer('c1', ContainerState.CONTAINER_RUNNING, container('c1'));
+    cache.pruneOfPod('pod-a', ['sb1', 'c1']);
+    // pod-a went, pod-b came; its statuses are not read yet: one cached, one listed.
+    const podB = { sandboxes: [listed('sb2', 'pod-b')], containers: [listed('c2', 'pod-b')] };
+    cache.prune(podB.sandboxes, podB.containers, 1);
+    expect(cache.sandboxStatus('sb1', PodSandboxState.SANDBOX_READY)).toBeDefined();
+    cache.rememberSandbox('sb2', PodSandboxState.SANDBOX_READY, sandbox('sb2'));
+    cache.rememberContainer('c2', ContainerState.CONTAINER_RUNNING, container('c2'));
+    cache.pruneOfPod('pod-b', ['sb2', 'c2']);
+    cache.prune(podB.sandboxes, podB.containers, 1);
+    expect(cache.sandboxStatus('sb1', PodSandboxState.SANDBOX_READY)).toBeUndefined();
+    expect(cache.containerStatus('c1', ContainerState.CONTAINER_RUNNING)).toBeUndefined();
+    expect(cache.sandboxStatus('sb2', PodSandboxState.SANDBOX_READY)).toBeDefined();
+    // pod-a's IDs went too: its old list no longer prunes a status read again under its UID.
+    cache.rememberContainer('c1', ContainerState.CONTAINER_RUNNING, container('c1'));
+    cache.pruneOfPod('pod-a', ['c1']);
+    expect(cache.containerStatus('c1', ContainerState.CONTAINER_RUNNING)).toBeDefined();
+  });
 });

@@ -142,6 +142,50 @@ describe('getPodStatus', () => {
   });
 });
 
+describe('getPods', () => {
+  it('returns the same pod objects for pods that did not change, and a new one for a pod that did', async () => {
+    const steady = makePod({ containers: [{ name: 'a', image: 'busybox:v2' }] });
+    const changing = makePod({ containers: [{ name: 'b', image: 'busybox:v2' }] });
+    await h.sync(steady);
+    await h.sync(changing);
+    const byUid = async () => new Map((await h.manager.getPods(true)).map((p) => [p.id, p]));
+    const first = await byUid();
+    const second = await byUid();
+    expect(second.get(steady.metadata!.uid!)).toBe(first.get(steady.metadata!.uid!));
+    expect(second.get(changing.metadata!.uid!)).toBe(first.get(changing.metadata!.uid!));
+
+    h.server.exitContainer(only(await h.status(changing), 'b').id.id, 1);
+    const third = await byUid();
+    expect(third.get(steady.metadata!.uid!)).toBe(first.get(steady.metadata!.uid!));
+    const changed = third.get(changing.metadata!.uid!)!;
+    expect(changed).not.toBe(first.get(changing.metadata!.uid!));
+    expect(changed.containers.map((c) => [c.name, c.state])).toEqual([['b', 'exited']]);
+    // Its unchanged sandbox is the RuntimeContainer made before.
+    expect(changed.sandboxes[0]).toBe(first.get(changing.metadata!.uid!)!.sandboxes[0]);
+
+    // A pod whose last container is removed leaves its sandbox only; a pod gone leaves the list.
+    await h.rs.removeContainer({ containerId: changed.containers[0]!.id.id });
+    expect((await byUid()).get(changing.metadata!.uid!)!.containers).toEqual([]);
+    await h.rs.stopPodSandbox({ podSandboxId: changed.sandboxes[0]!.id.id });
+    await h.rs.removePodSandbox({ podSandboxId: changed.sandboxes[0]!.id.id });
+    const last = await byUid();
+    expect(last.has(changing.metadata!.uid!)).toBe(false);
+    expect(last.get(steady.metadata!.uid!)).toBe(first.get(steady.metadata!.uid!));
+  });
+
+  it('running-only listings are kept apart from full ones', async () => {
+    const pod = makePod({ containers: [{ name: 'a', image: 'busybox:v2' }] });
+    await h.sync(pod);
+    const all = (await h.manager.getPods(true))[0]!;
+    const running = (await h.manager.getPods(false))[0]!;
+    expect((await h.manager.getPods(true))[0]).toBe(all);
+    expect((await h.manager.getPods(false))[0]).toBe(running);
+    h.server.exitContainer(all.containers[0]!.id.id, 0);
+    expect((await h.manager.getPods(false))[0]!.containers).toEqual([]);
+    expect((await h.manager.getPods(true))[0]!.containers.map((c) => c.state)).toEqual(['exited']);
+  });
+});
+
 describe('images', () => {
   it('policy Never with an absent image gives ErrImageNeverPull', async () => {
     const pod = makePod({

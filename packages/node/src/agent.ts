@@ -541,7 +541,20 @@ export function createAgent(options: AgentOptions): Agent {
     pleg,
     podCache,
     probeManager: probeView,
-    volumeManager,
+    // A pod waiting for its volumes, or for their teardown, wakes the desired-state populator
+    // (which backs off to 1 s while nothing changes).
+    volumeManager: {
+      start: () => volumeManager.start(),
+      stop: () => volumeManager.stop(),
+      waitForAttachAndMount: (pod, o) => {
+        volumeManager.podsChanged();
+        return volumeManager.waitForAttachAndMount(pod, o);
+      },
+      waitForUnmount: (pod, o) => {
+        volumeManager.podsChanged();
+        return volumeManager.waitForUnmount(pod, o);
+      },
+    },
     ...(objectGetter ? { objectGetter } : {}),
     ...(api.mirrorClient ? { mirrorClient: api.mirrorClient } : {}),
     clock,

@@ -61,6 +61,14 @@ export const WAIT_FOR_ATTACH_AND_MOUNT_POLL_MS = 300;
  * @public
  */
 export const DESIRED_STATE_POPULATOR_PERIOD_MS = 100;
+/**
+ * The longest the populator waits between passes while they find nothing to change (upstream
+ * KEP-4979, EventedDesiredStateOfWorldPopulator: +100 ms a pass after the third idle one, up to
+ * 1 s).
+ *
+ * @public
+ */
+export const DESIRED_STATE_POPULATOR_MAX_PERIOD_MS = 1_000;
 /** @public */
 export const RECONCILER_PERIOD_MS = 100;
 /**
@@ -122,8 +130,14 @@ export interface VolumeManagerOptions {
   readonly clock?: Clock;
   readonly logger?: Logger;
   readonly eventRecorder?: EventRecorder;
-  /** Populator period; default 100 ms. */
+  /**
+   * Populator period; default 100 ms. After three passes that changed nothing, each idle pass
+   * waits one period longer, up to `populatorMaxPeriodMs`; a pass that adds, updates or removes
+   * a pod, or {@link BasicVolumeManager.podsChanged}, brings it back to this.
+   */
   readonly populatorPeriodMs?: number;
+  /** The idle populator's longest wait; default 1 s. Equal to `populatorPeriodMs` for a fixed period. */
+  readonly populatorMaxPeriodMs?: number;
   /** Reconciler period; default 100 ms. */
   readonly reconcilerPeriodMs?: number;
   /** WaitForAttachAndMount bound; default 2 min 3 s. */
@@ -244,6 +258,11 @@ export class BasicVolumeManager implements VolumeManager {
   readonly #recorder: EventRecorder;
   readonly #plugins: VolumePlugin[];
   readonly #populatorPeriodMs: number;
+  readonly #populatorMaxPeriodMs: number;
+  /** The populator's next wait, and the idle passes in a row behind it. */
+  #populatorDelayMs: number;
+  #idlePopulatorPasses = 0;
+  #populatorTimer: Timer | undefined;
   readonly #reconcilerPeriodMs: number;
   readonly #waitTimeoutMs: number;
   readonly #remountPeriodMs: number | undefined;
@@ -271,6 +290,11 @@ export class BasicVolumeManager implements VolumeManager {
     this.#recorder = options.eventRecorder ?? noopEventRecorder;
     this.#sourcesReady = options.sourcesReady ?? (() => true);
     this.#populatorPeriodMs = options.populatorPeriodMs ?? DESIRED_STATE_POPULATOR_PERIOD_MS;
+    this.#populatorMaxPeriodMs = Math.max(
+      this.#populatorPeriodMs,
+      options.populatorMaxPeriodMs ?? DESIRED_STATE_POPULATOR_MAX_PERIOD_MS,
+    );
+    this.#populatorDelayMs = this.#populatorPeriodMs;
     this.#reconcilerPeriodMs = options.reconcilerPeriodMs ?? RECONCILER_PERIOD_MS;
     this.#waitTimeoutMs = options.waitTimeoutMs ?? WAIT_FOR_ATTACH_AND_MOUNT_TIMEOUT_MS;
     this.#remountPeriodMs = options.remountPeriodMs;
@@ -302,7 +326,9 @@ export class BasicVolumeManager implements VolumeManager {
     if (this.#timers.length > 0) return;
     this.#abort = new AbortController();
     this.#populate();
-    this.#timers.push(this.#clock.setInterval(() => this.#populate(), this.#populatorPeriodMs));
+    this.#populatorDelayMs = this.#populatorPeriodMs;
+    this.#idlePopulatorPasses = 0;
+    this.#schedulePopulator();
     this.#timers.push(this.#clock.setInterval(() => this.#kick(), this.#reconcilerPeriodMs));
     const remountMs = this.#remountPeriodMs;
     if (remountMs !== undefined && remountMs > 0) {
@@ -318,6 +344,8 @@ export class BasicVolumeManager implements VolumeManager {
   async stop(): Promise<void> {
     for (const t of this.#timers) t.cancel();
     this.#timers = [];
+    this.#populatorTimer?.cancel();
+    this.#populatorTimer = undefined;
     this.#abort.abort(new Error('volume manager stopped'));
     await Promise.allSettled([...this.#inFlight.values(), this.#reconstructing]);
   }
@@ -328,6 +356,39 @@ export class BasicVolumeManager implements VolumeManager {
 
   reprocessPod(uid: string): void {
     this.#asw.markRemountRequired(uid);
+  }
+
+  /**
+   * Says that desired pods were added, updated or removed (upstream KEP-4979's pod manager and
+   * pod worker events): the populator makes a pass now and goes back to its shortest period.
+   */
+  podsChanged(): void {
+    if (!this.#populatorTimer) return;
+    this.#populatorTimer.cancel();
+    this.#populatorDelayMs = this.#populatorPeriodMs;
+    this.#idlePopulatorPasses = 0;
+    this.#populatorPass();
+    this.#schedulePopulator();
+  }
+
+  #schedulePopulator(): void {
+    this.#populatorTimer = this.#clock.setTimeout(() => {
+      this.#populatorPass();
+      this.#schedulePopulator();
+    }, this.#populatorDelayMs);
+  }
+
+  /** One pass of the populator loop, lengthening its wait while passes change nothing. */
+  #populatorPass(): void {
+    if (this.#populate()) {
+      this.#idlePopulatorPasses = 0;
+      this.#populatorDelayMs = this.#populatorPeriodMs;
+    } else if (++this.#idlePopulatorPasses > 3) {
+      this.#populatorDelayMs = Math.min(
+        this.#populatorDelayMs + this.#populatorPeriodMs,
+        this.#populatorMaxPeriodMs,
+      );
+    }
   }
 
   async waitForAttachAndMount(pod: Pod, options: WaitOptions = {}): Promise<void> {
@@ -450,22 +511,28 @@ export class BasicVolumeManager implements VolumeManager {
     );
   }
 
-  /** The desired state populator (upstream `desiredStateOfWorldPopulator.populatorLoop`). */
-  #populate(): void {
+  /**
+   * The desired state populator (upstream `desiredStateOfWorldPopulator.populatorLoop`);
+   * returns whether it changed the desired state (a pod added, updated or removed) or found
+   * every source seen for the first time.
+   */
+  #populate(): boolean {
     const sourcesReady = this.#sourcesReady();
     let pods: readonly Pod[];
     try {
       pods = this.#getPods();
     } catch (err) {
       this.#logger.error({ err: String(err) }, 'cannot list desired pods');
-      return;
+      return false;
     }
+    let changed = sourcesReady && !this.#populatorHasAddedPods;
     const added = new Set<string>();
     for (const pod of pods) {
       // Most pods have no volumes; they never enter the desired state, so skip them cheaply.
       if (!pod.spec?.volumes?.length) continue;
       const uid = uidOf(pod);
       if (this.#podState.shouldPodContainersBeTerminating(uid)) continue;
+      if (this.#dsw.getPod(uid) !== pod) changed = true;
       this.#addPod(pod);
       added.add(uid);
     }
@@ -478,8 +545,10 @@ export class BasicVolumeManager implements VolumeManager {
       // Volumes stay until no container of the pod can use them, even after it left the pod list.
       if (!this.#podState.shouldPodRuntimeBeRemoved(uid)) continue;
       this.#dsw.deletePod(uid);
+      changed = true;
     }
     if (sourcesReady) this.#populatorHasAddedPods = true;
+    return changed;
   }
 
   /** Runs one reconcile pass without awaiting it: operations run in the background. */

@@ -127,6 +127,67 @@ describe('BasicVolumeManager: mount and wait', () => {
     await advanceUntil(clock, () => vm.getMountedVolumesForPod('late').size === 5);
   });
 
+  it('an idle populator lengthens its period to 1 s, and a pass that adds a pod brings it back to 100 ms', async () => {
+    const passes: number[] = [];
+    const vm = newManager({
+      getPods: () => {
+        passes.push(clock.now());
+        return pods;
+      },
+      podStateProvider: {
+        shouldPodContainersBeTerminating: () => false,
+        shouldPodRuntimeBeRemoved: (uid) => !pods.some((p) => p.metadata?.uid === uid),
+      },
+    });
+    const t0 = clock.now();
+    vm.start();
+    clock.advance(10_000);
+    const gaps = passes.slice(1).map((t, i) => t - (passes[i] as number));
+    // Three idle passes at 100 ms, then 100 ms longer each, up to 1 s.
+    expect(gaps.slice(0, 6)).toEqual([100, 100, 100, 100, 200, 300]);
+    expect(gaps.at(-1)).toBe(1000);
+    expect(passes.length).toBeLessThan(20);
+    expect(passes[0]).toBe(t0);
+
+    pods = [appPod('late')];
+    const before = passes.length;
+    clock.advance(1000);
+    // The next pass adds the pod (at most 1 s later) and the one after follows 100 ms behind.
+    const added = passes[before] as number;
+    expect(passes[before + 1]).toBe(added + 100);
+    await advanceUntil(clock, () => vm.getMountedVolumesForPod('late').size === 5);
+  });
+
+  it('podsChanged makes a pass at once: a pod added is populated without waiting for the idle period', async () => {
+    const passes: number[] = [];
+    const vm = newManager({
+      getPods: () => {
+        passes.push(clock.now());
+        return pods;
+      },
+      podStateProvider: {
+        shouldPodContainersBeTerminating: () => false,
+        shouldPodRuntimeBeRemoved: (uid) => !pods.some((p) => p.metadata?.uid === uid),
+      },
+    });
+    vm.start();
+    clock.advance(10_000);
+    const idleSince = passes.at(-1) as number;
+    clock.advance(500);
+    pods = [appPod('event')];
+    const t = clock.now();
+    const before = passes.length;
+    vm.podsChanged();
+    expect(passes.slice(before)).toEqual([t]);
+    expect(t - idleSince).toBeLessThan(1000);
+    await advanceUntil(clock, () => vm.getMountedVolumesForPod('event').size === 5, { step: 10 });
+    expect(clock.now() - t).toBeLessThan(500);
+    // Removed: the pod's volumes go as soon as it says so.
+    pods = [];
+    vm.podsChanged();
+    await advanceUntil(clock, () => vm.getMountedVolumesForPod('event').size === 0, { step: 10 });
+  });
+
   it('times out after 2 min 3 s listing the unmounted volumes and their last error', async () => {
     pods = [
       makePod({

@@ -1,0 +1,153 @@
+import { type Container, ContainerState, type ListContainersResponse } from '@kubelet-kit/cri';
+import { describe, expect, test } from 'vitest';
+import { ListResponseDecoder, messageCodec } from '../src/codec.js';
+import { containerConfig, harness, sandboxConfig } from './helpers.js';
+
+const response = messageCodec<ListContainersResponse>('ListContainersResponse');
+const request = messageCodec('ListContainersRequest');
+const all = request.encode({});
+const running = request.encode({ filter: { state: { state: ContainerState.CONTAINER_RUNNING } } });
+
+function container(id: string, state: ContainerState = ContainerState.CONTAINER_CREATED) {
+  return {
+    id,
+    podSandboxId: `sandbox-${id}`,
+    metadata: { name: `c-${id}`, attempt: 0 },
+    image: { image: 'busybox', annotations: {}, userSpecifiedImage: 'busybox', runtimeHandler: '' },
+    imageRef: 'sha256:1',
+    state,
+    createdAt: 1_700_000_000_000_000_000,
+    labels: { 'io.kubernetes.pod.uid': `uid-${id}` },
+    annotations: { 'io.kubernetes.container.hash': '1' },
+  };
+}
+
+function decoder(): ListResponseDecoder<ListContainersResponse> {
+  const d = ListResponseDecoder.of<ListContainersResponse>('ListContainersResponse');
+  if (!d) throw new Error('no list decoder for ListContainersResponse');
+  return d;
+}
+
+describe('list responses reuse unchanged items', () => {
+  test('an unchanged container is the same object in the next response; a changed one is decoded afresh', () => {
+    const d = decoder();
+    const first = d.decode(response.encode({ containers: [container('a'), container('b')] }), all);
+    expect(first).toEqual(response.decode(response.encode({ containers: [container('a'), container('b')] })));
+    const second = d.decode(
+      response.encode({ containers: [container('a'), container('b', ContainerState.CONTAINER_RUNNING)] }),
+      all,
+    );
+    expect(second.containers[0]).toBe(first.containers[0]);
+    expect(second.containers[1]).not.toBe(first.containers[1]);
+    expect(second.containers[1]?.state).toBe(ContainerState.CONTAINER_RUNNING);
+    expect(second.containers.map((c) => c.id)).toEqual(['a', 'b']);
+  });
+
+  test('the order of the response is kept, and a removed container is gone from the next', () => {
+    const d = decoder();
+    const first = d.decode(
+      response.encode({ containers: [container('a'), container('b'), container('c')] }),
+      all,
+    );
+    const second = d.decode(response.encode({ containers: [container('c'), container('a')] }), all);
+    expect(second.containers).toEqual([first.containers[2], first.containers[0]]);
+    expect(second.containers[0]).toBe(first.containers[2]);
+    const third = d.decode(response.encode({ containers: [] }), all);
+    expect(third.containers).toEqual([]);
+  });
+
+  test('each request keeps its own last response: a filtered list does not evict the full one', () => {
+    const d = decoder();
+    const full = d.decode(response.encode({ containers: [container('a'), container('b')] }), all);
+    d.decode(response.encode({ containers: [container('b', ContainerState.CONTAINER_RUNNING)] }), running);
+    const again = d.decode(response.encode({ containers: [container('a'), container('b')] }), all);
+    expect(again.containers[0]).toBe(full.containers[0]);
+    expect(again.containers[1]).toBe(full.containers[1]);
+  });
+
+  test('one-pod lists, each with its own filter, do not push out the full listing', () => {
+    const d = decoder();
+    const full = d.decode(response.encode({ containers: [container('a'), container('b')] }), all);
+    for (let i = 0; i < 10; i++) {
+      const onePod = request.encode({ filter: { labelSelector: { 'io.kubernetes.pod.uid': `uid-${i}` } } });
+      d.decode(response.encode({ containers: [container(`p${i}`)] }), onePod);
+    }
+    const again = d.decode(response.encode({ containers: [container('a'), container('b')] }), all);
+    expect(again.containers[0]).toBe(full.containers[0]);
+  });
+
+  test('a container added before the others, or one changed between them, leaves the others reused', () => {
+    const d = decoder();
+    const ids = ['a', 'b', 'c', 'd'];
+    const first = d.decode(response.encode({ containers: ids.map((id) => container(id)) }), all);
+    const second = d.decode(
+      response.encode({
+        containers: [
+          container('new'),
+          container('a'),
+          container('b', ContainerState.CONTAINER_RUNNING),
+          container('c'),
+          container('d'),
+        ],
+      }),
+      all,
+    );
+    expect(second.containers.map((c) => c.id)).toEqual(['new', 'a', 'b', 'c', 'd']);
+    expect(second.containers[1]).toBe(first.containers[0]);
+    expect(second.containers[2]?.state).toBe(ContainerState.CONTAINER_RUNNING);
+    expect(second.containers[3]).toBe(first.containers[2]);
+    expect(second.containers[4]).toBe(first.containers[3]);
+    // Duplicates (not expected of a runtime) come back as equal items.
+    const dup = d.decode(response.encode({ containers: [container('a'), container('a')] }), all);
+    expect(dup.containers[0]).toEqual(dup.containers[1]);
+  });
+
+  test('shared items are frozen, so a caller cannot change what the next call returns', () => {
+    const d = decoder();
+    const { containers } = d.decode(response.encode({ containers: [container('a')] }), all);
+    const item = containers[0] as Container;
+    expect(() => {
+      item.state = ContainerState.CONTAINER_EXITED;
+    }).toThrow(TypeError);
+    expect(() => {
+      item.labels.extra = 'x';
+    }).toThrow(TypeError);
+    // The list itself is the caller's.
+    containers.push(container('b') as unknown as Container);
+    expect(d.decode(response.encode({ containers: [container('a')] }), all).containers).toHaveLength(1);
+  });
+
+  test('a response with a field it does not know is decoded whole', () => {
+    const d = decoder();
+    // Field 2, varint 7: not in ListContainersResponse; protobufjs skips it.
+    const wire = Buffer.concat([
+      response.encode({ containers: [container('a')] }),
+      Buffer.from([0x10, 0x07]),
+    ]);
+    expect(d.decode(wire, all)).toEqual(response.decode(wire));
+  });
+
+  test('a truncated item is an error, not a short list', () => {
+    const d = decoder();
+    const wire = response.encode({ containers: [container('a')] });
+    expect(() => d.decode(wire.subarray(0, wire.length - 3), all)).toThrow(RangeError);
+  });
+
+  test('over gRPC: ListContainers and ListPodSandbox return the same objects until something changes', async () => {
+    const { runtime } = await harness();
+    const { podSandboxId } = await runtime.runPodSandbox({ config: sandboxConfig('reuse') });
+    const { containerId } = await runtime.createContainer({ podSandboxId, config: containerConfig('c') });
+    const created = (await runtime.listContainers()).containers;
+    const again = (await runtime.listContainers()).containers;
+    expect(again[0]).toBe(created[0]);
+    expect(again).not.toBe(created);
+    const sandboxes = (await runtime.listPodSandbox()).items;
+    expect((await runtime.listPodSandbox()).items[0]).toBe(sandboxes[0]);
+
+    await runtime.startContainer({ containerId });
+    const started = (await runtime.listContainers()).containers;
+    expect(started[0]).not.toBe(created[0]);
+    expect(started[0]).toMatchObject({ id: containerId, state: ContainerState.CONTAINER_RUNNING });
+    expect(created[0]?.state).toBe(ContainerState.CONTAINER_CREATED);
+  });
+});
