@@ -63,6 +63,13 @@ export interface EvictionManagerOptions {
   readonly localStorageCapacityIsolation?: boolean;
   /** The node's and pods' statistics (upstream `SummaryProvider.Get(true)`). */
   readonly summary: () => Promise<Summary>;
+  /**
+   * The node's statistics alone (no pods), if cheaper: read instead of {@link
+   * EvictionManagerOptions.summary} while no threshold acts and no active pod has a local
+   * storage limit, so an idle node does not pay for every pod's stats each cycle. The decisions
+   * are the same: pods' stats are only read to check limits and to rank.
+   */
+  readonly nodeSummary?: () => Promise<Summary>;
   /** Whether images live on a filesystem of their own (upstream `HasDedicatedImageFs`); asked once. */
   readonly hasDedicatedImageFs: () => Promise<boolean>;
   /** The pods that may be evicted: admitted and not terminated (upstream `ActivePodsFunc`). */
@@ -205,14 +212,19 @@ export class EvictionManager implements EvictionManagerApi {
       this.#rank = buildSignalToRankFunc(dedicated);
     }
     const activePods = [...this.#o.activePods()];
+    const podsNeeded = localStorage && activePods.some(hasLocalStorageLimit);
+    const read = podsNeeded || !this.#o.nodeSummary ? this.#o.summary : this.#o.nodeSummary;
     let summary: Summary;
     try {
-      summary = await this.#o.summary();
+      summary = await read();
     } catch (err) {
       this.#log.error({ err }, 'Eviction manager: failed to get summary stats');
       return [];
     }
-    const { observations, statsFunc } = makeSignalObservations(summary);
+    const withPods = read === this.#o.summary;
+    const observed = makeSignalObservations(summary);
+    const { observations } = observed;
+    let { statsFunc } = observed;
     const now = this.#o.clock.now();
     const prev = this.#state;
 
@@ -255,6 +267,15 @@ export class EvictionManager implements EvictionManagerApi {
       if (evicted.length > 0) return evicted;
     }
     if (updated.length === 0) return [];
+    if (!withPods) {
+      // A threshold acts: the pods' stats are needed to rank them.
+      try {
+        statsFunc = makeSignalObservations(await this.#o.summary()).statsFunc;
+      } catch (err) {
+        this.#log.error({ err }, 'Eviction manager: failed to get summary stats');
+        return [];
+      }
+    }
 
     const toReclaim = sortByEvictionPriority(updated)[0];
     if (!toReclaim) return [];
@@ -435,6 +456,13 @@ export class EvictionManager implements EvictionManagerApi {
     }
     return true;
   }
+}
+
+/** Whether the pod has an emptyDir sizeLimit or an ephemeral-storage limit the manager checks. */
+function hasLocalStorageLimit(pod: Pod): boolean {
+  if ((pod.spec?.volumes ?? []).some((v) => v.emptyDir?.sizeLimit !== undefined)) return true;
+  const containers = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])];
+  return containers.some((c) => c.resources?.limits?.['ephemeral-storage'] !== undefined);
 }
 
 function podKey(pod: Pod): string {

@@ -355,6 +355,49 @@ describe('EvictionManager', () => {
     });
   });
 
+  it('reads only the node figures while nothing acts, the pods stats when a threshold does', async () => {
+    const reads: string[] = [];
+    let mem = 4 * Gi;
+    const node = (time: string) => ({
+      nodeName: 'n',
+      startTime: 't0',
+      memory: { time, availableBytes: mem, workingSetBytes: Gi },
+    });
+    const h = harness([pod('a'), pod('b')], {
+      nodeSummary: async () => {
+        reads.push('node');
+        return { node: node(`t${reads.length}`), pods: [] };
+      },
+      summary: async () => {
+        reads.push('full');
+        return {
+          node: node(`t${reads.length}`),
+          pods: [podStats('a', { ws: 100 * Mi }), podStats('b', { ws: 200 * Mi })],
+        };
+      },
+    });
+    expect(await h.manager.synchronize()).toEqual([]);
+    expect(reads).toEqual(['node']);
+    mem = 100 * Mi;
+    // Under pressure the pods are ranked from their stats: b uses more.
+    expect((await h.manager.synchronize()).map((p) => p.metadata?.name)).toEqual(['b']);
+    expect(reads).toEqual(['node', 'node', 'full']);
+  });
+
+  it('a pod with a local storage limit makes every cycle read the pods stats', async () => {
+    let nodeReads = 0;
+    const p = pod('writer', { volumes: [{ name: 'scratch', emptyDir: { sizeLimit: '1Mi' } }] });
+    const h = harness([p], {
+      nodeSummary: async () => {
+        nodeReads++;
+        return { node: { nodeName: 'n', startTime: 't0' }, pods: [] };
+      },
+    });
+    h.setPods(podStats('writer', { volumes: { scratch: 2 * Mi } }));
+    expect((await h.manager.synchronize()).map((x) => x.metadata?.name)).toEqual(['writer']);
+    expect(nodeReads).toBe(0);
+  });
+
   it('start() runs a cycle every period and waits for an evicted pod to be cleaned up', async () => {
     let cleaned = false;
     const h = harness([pod('a'), pod('b')], { podCleanedUp: () => cleaned });

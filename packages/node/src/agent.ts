@@ -602,6 +602,7 @@ export function createAgent(options: AgentOptions): Agent {
     rootDirectory,
     nodeName,
     summary: () => summaryProvider.get(),
+    nodeSummary: () => summaryProvider.getNodeOnly(),
     imageService: cri.imageService,
     activePods: () => k.getActivePods(),
     podCleanedUp: (pod) =>

@@ -56,6 +56,8 @@ export interface EvictionWiring {
   readonly rootDirectory: string;
   readonly nodeName: string;
   readonly summary: () => Promise<Summary>;
+  /** The node's figures alone, read while no threshold acts and no pod has a storage limit. */
+  readonly nodeSummary: () => Promise<Summary>;
   readonly imageService: ImageServiceClient;
   readonly activePods: () => readonly Pod[];
   readonly podCleanedUp: (pod: Pod) => boolean;
@@ -95,6 +97,7 @@ export function createEvictionManager(o: EvictionAgentOptions, w: EvictionWiring
       ? { maxPodGracePeriodSeconds: o.evictionMaxPodGracePeriod }
       : {}),
     summary: w.summary,
+    nodeSummary: w.nodeSummary,
     hasDedicatedImageFs: () => hasDedicatedImageFs(w.rootDirectory, w.imageService),
     activePods: w.activePods,
     podCleanedUp: w.podCleanedUp,

@@ -188,6 +188,23 @@ describe('summary API over the in-memory CRI', () => {
     expect(n.systemContainers?.[0]?.memory?.workingSetBytes).toBe(50 << 20);
   });
 
+  it('getNodeOnly has the node section without pods, and asks the runtime for no pod stats', async () => {
+    await runPod('web', 'uid-web', ['app']);
+    const before = cri.calls('ListContainerStats').length + cri.calls('ListPodSandboxStats').length;
+    const s = await provider.getNodeOnly();
+    expect(s.pods).toEqual([]);
+    expect(s.node.memory?.availableBytes).toBe(1_500_000 * 1024);
+    expect(s.node.fs?.capacityBytes).toBeGreaterThan(0);
+    expect(s.node.runtime?.imageFs?.inodesUsed).toBe(1);
+    expect(s.node.rlimit).toMatchObject({ maxpid: 4194304, curproc: 345 });
+    expect(s.node.systemContainers?.map((c) => c.name)).toEqual(['kubelet']);
+    expect(cri.calls('ListContainerStats').length + cri.calls('ListPodSandboxStats').length).toBe(before);
+    expect((await provider.get()).pods.map((p) => p.podRef.name)).toEqual(['web']);
+    expect(cri.calls('ListContainerStats').length + cri.calls('ListPodSandboxStats').length).toBeGreaterThan(
+      before,
+    );
+  });
+
   it('reports volumes from the volume manager, emptyDir usage by a du-like walk', async () => {
     await runPod('web', 'uid-web', ['app']);
     const emptyDir = path.join(dir, 'pods/uid-web/volumes/kubernetes.io~empty-dir/cache');

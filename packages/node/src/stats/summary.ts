@@ -47,7 +47,23 @@ export class SummaryProvider {
 
   /** Upstream `Get(updateStats)`: everything. */
   async get(): Promise<Summary> {
-    const [pods, node] = await Promise.all([this.#o.provider.listPodStats(), this.#nodeBase(true)]);
+    return this.#get(true);
+  }
+
+  /**
+   * The node's figures of {@link SummaryProvider.get} (memory, filesystems, image filesystem,
+   * rlimit) without the pods' stats, which cost a CRI stats call and a walk of every pod's
+   * volumes and logs: what the eviction manager reads while no threshold is met.
+   */
+  async getNodeOnly(): Promise<Summary> {
+    return this.#get(false);
+  }
+
+  async #get(withPods: boolean): Promise<Summary> {
+    const [pods, node] = await Promise.all([
+      withPods ? this.#o.provider.listPodStats() : Promise.resolve([]),
+      this.#nodeBase(withPods),
+    ]);
     const [fs, runtime, network, rlimit] = await Promise.all([
       fsInfo(this.#o.rootDirectory),
       this.#o.provider.imageFsStats(),
@@ -58,7 +74,9 @@ export class SummaryProvider {
     return {
       node: {
         ...node,
-        systemContainers: [...(node.systemContainers ?? []), podsContainer(pods, node.startTime)],
+        systemContainers: withPods
+          ? [...(node.systemContainers ?? []), podsContainer(pods, node.startTime)]
+          : (node.systemContainers ?? []),
         ...(network ? { network } : {}),
         ...(fs
           ? {
