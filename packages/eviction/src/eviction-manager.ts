@@ -317,17 +317,17 @@ export class EvictionManager implements EvictionManagerApi {
   /** Upstream `reclaimNodeLevelResources`: true when reclaim alone resolved every threshold. */
   async #reclaimNodeLevelResources(signal: Signal): Promise<boolean> {
     const r = this.#o.reclaimers;
-    const funcs: Array<() => Promise<void>> = [];
     const disk =
       signal !== 'memory.available' && signal !== 'allocatableMemory.available' && signal !== 'pid.available';
     // With a dedicated image filesystem nodefs pressure has nothing to collect; imagefs pressure
     // (or any disk pressure on a shared filesystem) collects dead containers, then unused images.
     const nodefs = signal === 'nodefs.available' || signal === 'nodefs.inodesFree';
-    if (disk && !(this.#dedicatedImageFs && nodefs)) {
-      if (r?.deleteAllUnusedContainers)
-        funcs.push(() => r.deleteAllUnusedContainers?.() ?? Promise.resolve());
-      if (r?.deleteUnusedImages) funcs.push(() => r.deleteUnusedImages?.() ?? Promise.resolve());
-    }
+    const funcs =
+      r && disk && !(this.#dedicatedImageFs && nodefs)
+        ? [r.deleteAllUnusedContainers, r.deleteUnusedImages]
+            .filter((f) => f !== undefined)
+            .map((f) => f.bind(r))
+        : [];
     if (funcs.length === 0) return false;
     for (const f of funcs) {
       try {

@@ -319,6 +319,8 @@ export function createAgent(options: AgentOptions): Agent {
   const givenNodeIPs = nodeIPFlag.filter((ip) => ip !== '0.0.0.0' && ip !== '::');
   const nodeIPs = options.nodeIPs ?? (givenNodeIPs.length ? givenNodeIPs : defaultNodeIPs());
   const metrics = new KubeletMetrics();
+  // Bad eviction thresholds throw here, naming the flag, before anything starts.
+  const thresholds = evictionThresholds(options);
   // Allocatable as the Node reports it (reservations and eviction thresholds off), for admission too.
   const resources = nodeResources({
     rootDirectory,
@@ -327,8 +329,7 @@ export function createAgent(options: AgentOptions): Agent {
     extendedResources: options.extendedResources,
     systemReserved: options.systemReserved,
     kubeReserved: options.kubeReserved,
-    // Bad thresholds throw here, naming the flag, before anything starts.
-    hardEvictionThresholds: evictionThresholds(options),
+    hardEvictionThresholds: thresholds,
   });
   const allocatable = resources.allocatable;
   const node: NodeInfo = {
@@ -598,7 +599,7 @@ export function createAgent(options: AgentOptions): Agent {
     logger: logger.child({ component: 'stats' }),
   });
   // The eviction manager: thresholds on the summary's signals, reclaim, one pod per cycle.
-  evictionManager = createEvictionManager(options, {
+  evictionManager = createEvictionManager(options, thresholds, {
     rootDirectory,
     nodeName,
     summary: () => summaryProvider.get(),

@@ -85,11 +85,15 @@ async function hasDedicatedImageFs(
   return root.dev !== images.dev;
 }
 
-/** The eviction manager of `kubelet-kit run`; bad thresholds throw naming the flag. */
-export function createEvictionManager(o: EvictionAgentOptions, w: EvictionWiring): EvictionManager {
+/** The eviction manager of `kubelet-kit run`, over the thresholds of {@link evictionThresholds}. */
+export function createEvictionManager(
+  o: EvictionAgentOptions,
+  thresholds: readonly Threshold[],
+  w: EvictionWiring,
+): EvictionManager {
   const nodeRef = { kind: 'Node', name: w.nodeName, uid: w.nodeName };
   return new EvictionManager({
-    thresholds: evictionThresholds(o),
+    thresholds,
     ...(o.evictionPressureTransitionPeriodMs !== undefined
       ? { pressureTransitionPeriodMs: o.evictionPressureTransitionPeriodMs }
       : {}),
