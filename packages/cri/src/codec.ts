@@ -46,9 +46,14 @@ export function messageCodec<T>(typeName: string): MessageCodec<T> {
 }
 
 /** The list responses whose items {@link ListResponseDecoder} reuses: field 1, repeated, the only field. */
-const reusableLists: Record<string, { field: string; itemType: string } | undefined> = {
-  ListContainersResponse: { field: 'containers', itemType: 'Container' },
-  ListPodSandboxResponse: { field: 'items', itemType: 'PodSandbox' },
+const reusableLists: Record<
+  string,
+  { field: string; itemType: string; mapFields: ReadonlySet<number> } | undefined
+> = {
+  // labels = 8, annotations = 9
+  ListContainersResponse: { field: 'containers', itemType: 'Container', mapFields: new Set([8, 9]) },
+  // labels = 5, annotations = 6
+  ListPodSandboxResponse: { field: 'items', itemType: 'PodSandbox', mapFields: new Set([5, 6]) },
 };
 
 /** Requests whose last response a {@link ListResponseDecoder} keeps (the relist's `{}` among them). */
@@ -71,10 +76,130 @@ interface KeptResponse {
   order: ReusedItem[];
 }
 
-function sameBytes(item: ReusedItem, buf: Buffer, start: number, end: number): boolean {
-  return (
-    item.end - item.start === end - start && buf.compare(item.buf, item.start, item.end, start, end) === 0
-  );
+/**
+ * Whether the item at `buf[start, end)` encodes the same message as `item`: the same bytes, or
+ * the same fields with the entries of its map fields in another order. Go's marshaller writes
+ * map entries in random order (containerd's labels and annotations differ in order from one
+ * list to the next), so byte equality alone would decode every item of a real runtime's list.
+ */
+function sameItem(
+  item: ReusedItem,
+  buf: Buffer,
+  start: number,
+  end: number,
+  mapFields: ReadonlySet<number>,
+): boolean {
+  // A reordering keeps the length.
+  if (item.end - item.start !== end - start) return false;
+  if (buf.compare(item.buf, item.start, item.end, start, end) === 0) return true;
+  return sameFieldsAnyMapOrder(item.buf, item.start, item.end, buf, start, end, mapFields);
+}
+
+/** Map entries of one item beyond which the order-free comparison (quadratic) is not tried. */
+const maxComparedMapEntries = 64;
+
+/**
+ * Field by field: each field outside `mapFields` has the same bytes at the same place among
+ * those fields; the entries of each map field are the same, in any order.
+ * @internal
+ */
+export function sameFieldsAnyMapOrder(
+  a: Buffer,
+  aStart: number,
+  aEnd: number,
+  b: Buffer,
+  bStart: number,
+  bEnd: number,
+  mapFields: ReadonlySet<number>,
+): boolean {
+  const af = fieldRanges(a, aStart, aEnd);
+  const bf = fieldRanges(b, bStart, bEnd);
+  if (!af || !bf || af.length !== bf.length) return false;
+  // Fields as triples: number, start, end.
+  const aEntries: number[] = [];
+  const bEntries: number[] = [];
+  let ai = 0;
+  let bi = 0;
+  for (;;) {
+    while (ai < af.length && mapFields.has(af[ai] as number)) {
+      aEntries.push(af[ai] as number, af[ai + 1] as number, af[ai + 2] as number);
+      ai += 3;
+    }
+    while (bi < bf.length && mapFields.has(bf[bi] as number)) {
+      bEntries.push(bf[bi] as number, bf[bi + 1] as number, bf[bi + 2] as number);
+      bi += 3;
+    }
+    if (ai >= af.length || bi >= bf.length) break;
+    const aLen = (af[ai + 2] as number) - (af[ai + 1] as number);
+    const bLen = (bf[bi + 2] as number) - (bf[bi + 1] as number);
+    if (aLen !== bLen || b.compare(a, af[ai + 1], af[ai + 2], bf[bi + 1], bf[bi + 2]) !== 0) return false;
+    ai += 3;
+    bi += 3;
+  }
+  if (ai < af.length || bi < bf.length || aEntries.length !== bEntries.length) return false;
+  if (aEntries.length / 3 > maxComparedMapEntries) return false;
+  // Each entry of b matches one entry of a not matched yet (same field, same bytes).
+  const used = new Uint8Array(aEntries.length / 3);
+  for (let j = 0; j < bEntries.length; j += 3) {
+    const len = (bEntries[j + 2] as number) - (bEntries[j + 1] as number);
+    let found = false;
+    for (let i = 0; i < aEntries.length; i += 3) {
+      if (used[i / 3] || aEntries[i] !== bEntries[j]) continue;
+      if ((aEntries[i + 2] as number) - (aEntries[i + 1] as number) !== len) continue;
+      if (b.compare(a, aEntries[i + 1], aEntries[i + 2], bEntries[j + 1], bEntries[j + 2]) !== 0) continue;
+      used[i / 3] = 1;
+      found = true;
+      break;
+    }
+    if (!found) return false;
+  }
+  return true;
+}
+
+/**
+ * The top-level fields of the message at `buf[start, end)` as (field number, start, end)
+ * triples, each range its tag and value; undefined if it does not parse.
+ */
+function fieldRanges(buf: Buffer, start: number, end: number): number[] | undefined {
+  const out: number[] = [];
+  let pos = start;
+  while (pos < end) {
+    const fieldStart = pos;
+    let tag = 0;
+    let shift = 0;
+    for (;;) {
+      if (pos >= end || shift > 28) return undefined;
+      const byte = buf[pos++] as number;
+      tag += (byte & 0x7f) * 2 ** shift;
+      shift += 7;
+      if (byte < 0x80) break;
+    }
+    const wireType = tag % 8;
+    if (wireType === 0) {
+      while (pos < end && (buf[pos] as number) >= 0x80) pos++;
+      pos++;
+    } else if (wireType === 1) {
+      pos += 8;
+    } else if (wireType === 5) {
+      pos += 4;
+    } else if (wireType === 2) {
+      let length = 0;
+      shift = 0;
+      for (;;) {
+        if (pos >= end || shift > 28) return undefined;
+        const byte = buf[pos++] as number;
+        length += (byte & 0x7f) * 2 ** shift;
+        shift += 7;
+        if (byte < 0x80) break;
+      }
+      pos += length;
+    } else {
+      return undefined;
+    }
+    if (pos > end) return undefined;
+    out.push(Math.floor(tag / 8), fieldStart, pos);
+  }
+  return out;
 }
 
 /**
@@ -84,29 +209,31 @@ function sameBytes(item: ReusedItem, buf: Buffer, start: number, end: number): b
  * list decode and its garbage were the largest costs of a relist that grew with the pod count).
  * An item is compared byte for byte with the one at its place in the last response (runtimes list
  * in a steady order), else with the one of its id (field 1, which encoders write first), so a
- * changed item is decoded afresh. Items are frozen, as they are shared between calls.
+ * changed item is decoded afresh. Map entries may come in any order (Go writes them so). Items are frozen, as they are shared between calls.
  * One per connection: it holds the last response of up to {@link keptRequests} requests.
  */
 export class ListResponseDecoder<T> {
   readonly #field: string;
   readonly #item: StaticMessageClass;
+  readonly #mapFields: ReadonlySet<number>;
   readonly #whole: MessageCodec<T>;
   /** By request bytes (latin1), most recent last: the items of its last response. */
   readonly #byRequest = new Map<string, KeptResponse>();
   #decodes = 0;
 
-  private constructor(typeName: string, field: string, itemType: string) {
+  private constructor(typeName: string, field: string, itemType: string, mapFields: ReadonlySet<number>) {
     const item = classes[itemType];
     if (!item) throw new Error(`unknown CRI message type ${itemType}`);
     this.#field = field;
     this.#item = item;
+    this.#mapFields = mapFields;
     this.#whole = messageCodec<T>(typeName);
   }
 
   /** The decoder of `runtime.v1.<typeName>`, or undefined when its items are not reused. */
   static of<T>(typeName: string): ListResponseDecoder<T> | undefined {
     const list = reusableLists[typeName];
-    return list ? new ListResponseDecoder<T>(typeName, list.field, list.itemType) : undefined;
+    return list ? new ListResponseDecoder<T>(typeName, list.field, list.itemType, list.mapFields) : undefined;
   }
 
   /** Decodes the response to `request` (the request's encoded bytes). */
@@ -160,10 +287,10 @@ export class ListResponseDecoder<T> {
       const end = start + length;
       if (end > reader.len) throw new RangeError(`index out of range: ${start} + ${length} > ${reader.len}`);
       let old: ReusedItem | undefined = last[cursor];
-      if (!old || old.seen === seen || !sameBytes(old, buf, start, end)) {
+      if (!old || old.seen === seen || !sameItem(old, buf, start, end, this.#mapFields)) {
         const id = buf[start] === 0x0a ? itemId(reader, end) : undefined;
         old = id === undefined ? undefined : kept.byId.get(id);
-        if (old && (old.seen === seen || !sameBytes(old, buf, start, end))) old = undefined;
+        if (old && (old.seen === seen || !sameItem(old, buf, start, end, this.#mapFields))) old = undefined;
         if (!old) {
           reader.pos = start;
           const value = deepFreeze(

@@ -1,6 +1,7 @@
 import { type Container, ContainerState, type ListContainersResponse } from '@kubelet-kit/cri';
+import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { ListResponseDecoder, messageCodec } from '../src/codec.js';
+import { ListResponseDecoder, messageCodec, sameFieldsAnyMapOrder } from '../src/codec.js';
 import { containerConfig, harness, sandboxConfig } from './helpers.js';
 
 const response = messageCodec<ListContainersResponse>('ListContainersResponse');
@@ -151,3 +152,97 @@ describe('list responses reuse unchanged items', () => {
     expect(created[0]?.state).toBe(ContainerState.CONTAINER_CREATED);
   });
 });
+
+/** The container with its labels and annotations in reverse insertion order (protobufjs writes map entries in that order). */
+function reversedMaps<C extends { labels: Record<string, string>; annotations: Record<string, string> }>(
+  c: C,
+): C {
+  const reverse = (m: Record<string, string>) => Object.fromEntries(Object.entries(m).reverse());
+  return { ...c, labels: reverse(c.labels), annotations: reverse(c.annotations) };
+}
+
+describe('map entries in another order (as Go writes them) are the same item', () => {
+  const labelled = (id: string, value = 'v') => ({
+    ...container(id),
+    labels: { 'io.kubernetes.pod.uid': `uid-${id}`, 'io.kubernetes.pod.name': `pod-${id}`, x: value },
+    annotations: { 'io.kubernetes.container.hash': '1', 'io.kubernetes.container.restartCount': '0' },
+  });
+
+  test('a container whose labels and annotations come reordered is reused', () => {
+    const d = decoder();
+    const first = d.decode(response.encode({ containers: [labelled('a'), labelled('b')] }), all);
+    const reordered = response.encode({
+      containers: [reversedMaps(labelled('b')), reversedMaps(labelled('a'))],
+    });
+    expect(reordered).not.toEqual(response.encode({ containers: [labelled('b'), labelled('a')] }));
+    const second = d.decode(reordered, all);
+    expect(second.containers[0]).toBe(first.containers[1]);
+    expect(second.containers[1]).toBe(first.containers[0]);
+  });
+
+  test('a label value changed to one of the same length, or a label moved to the annotations, is decoded afresh', () => {
+    const d = decoder();
+    const first = d.decode(response.encode({ containers: [labelled('a')] }), all);
+    const changed = d.decode(response.encode({ containers: [reversedMaps(labelled('a', 'w'))] }), all);
+    expect(changed.containers[0]).not.toBe(first.containers[0]);
+    expect(changed.containers[0]?.labels.x).toBe('w');
+    const base = labelled('a', 'w');
+    const moved = {
+      ...base,
+      labels: { 'io.kubernetes.pod.uid': 'uid-a', 'io.kubernetes.pod.name': 'pod-a' },
+      annotations: { ...base.annotations, x: 'w' },
+    };
+    const after = d.decode(response.encode({ containers: [moved] }), all);
+    expect(after.containers[0]).not.toBe(changed.containers[0]);
+    expect(after.containers[0]?.annotations.x).toBe('w');
+    expect(after.containers[0]?.labels.x).toBeUndefined();
+  });
+
+  test('a sandbox whose maps come reordered is reused', () => {
+    const sandboxes = messageCodec('ListPodSandboxResponse');
+    const d = ListResponseDecoder.of<{ items: object[] }>('ListPodSandboxResponse');
+    if (!d) throw new Error('no list decoder for ListPodSandboxResponse');
+    const sandbox = {
+      id: 's',
+      metadata: { name: 'p', uid: 'u', namespace: 'default', attempt: 0 },
+      state: 0,
+      createdAt: 5,
+      labels: { a: '1', b: '2', c: '3' },
+      annotations: { d: '4', e: '5' },
+      runtimeHandler: '',
+    };
+    const req = messageCodec('ListPodSandboxRequest').encode({});
+    const first = d.decode(sandboxes.encode({ items: [sandbox] }), req);
+    const again = d.decode(sandboxes.encode({ items: [reversedMaps(sandbox)] }), req);
+    expect(again.items[0]).toBe(first.items[0]);
+  });
+
+  test('property: the order-free comparison is true exactly when the two decode to the same container', () => {
+    const item = messageCodec<Container>('Container');
+    const text = fc.string({ maxLength: 6 });
+    const map = fc.dictionary(text, text, { maxKeys: 5 });
+    const arb = fc.record({
+      id: fc.constantFrom('a', 'b'),
+      state: fc.constantFrom(0, 1, 2),
+      createdAt: fc.constantFrom(0, 1, 300),
+      labels: map,
+      annotations: map,
+    });
+    fc.assert(
+      fc.property(arb, arb, fc.boolean(), (x, y, shuffle) => {
+        const a = item.encode(x);
+        const b = item.encode(shuffle ? reversedMaps(x) : y);
+        const same = JSON.stringify(canonical(item.decode(a))) === JSON.stringify(canonical(item.decode(b)));
+        expect(sameFieldsAnyMapOrder(a, 0, a.length, b, 0, b.length, new Set([8, 9]))).toBe(same);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+/** A decoded container with its maps' keys sorted, to compare as values. */
+function canonical(c: Container): unknown {
+  const sorted = (m: Record<string, string>) =>
+    Object.fromEntries(Object.entries(m).sort(([p], [q]) => (p < q ? -1 : p > q ? 1 : 0)));
+  return { ...c, labels: sorted(c.labels), annotations: sorted(c.annotations) };
+}

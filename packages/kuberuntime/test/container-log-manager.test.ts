@@ -136,6 +136,22 @@ describe('ContainerLogManager', () => {
     expect(files('b')).toHaveLength(2);
   });
 
+  it("asks a container's status once for its log path, and again only for a new container", async () => {
+    const a = await container('a');
+    const m = new ContainerLogManager({ runtimeService: rs, clock, maxSizeBytes: 10 });
+    await m.rotateLogs();
+    await m.rotateLogs();
+    expect(server.calls('ContainerStatus').length).toBe(1);
+    // The cached path is still the one rotated.
+    fs.writeFileSync(a.log, 'z'.repeat(10));
+    await m.rotateLogs();
+    expect(files('a')).toEqual(['0.log', '0.log.20260102-030405']);
+    expect(server.calls('ContainerStatus').length).toBe(1);
+    await container('b');
+    await m.rotateLogs();
+    expect(server.calls('ContainerStatus').length).toBe(2);
+  });
+
   it('refuses bad settings, naming them', () => {
     expect(() => new ContainerLogManager({ runtimeService: rs, clock, maxFiles: 1 })).toThrow(
       'invalid MaxFiles 1, must be > 1',
