@@ -22,9 +22,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ImageServiceClient, RuntimeServiceClient } from '@kubelet-kit/cri';
 import { decodeStaticPods } from '@kubelet-kit/pod-config';
-import { startAgent } from './support/agent-process.mjs';
+import { commandNodeFlags, startAgent } from './support/agent-process.mjs';
 import { buildFloorConfigs, removeSandboxes, runFloor } from './support/cri-floor.mjs';
-import { bareNodeRss, formatMedianRss, formatRss, medianRss, rssParts } from './support/memory.mjs';
+import {
+  bareNodeRss,
+  builtinsNodeRss,
+  formatMedianRss,
+  formatRss,
+  medianRss,
+  rssParts,
+} from './support/memory.mjs';
 import { sleepPodManifest } from './support/pods.mjs';
 import { cpuSeconds } from './support/proc.mjs';
 import { benchWorkDir } from './support/work-dir.mjs';
@@ -234,6 +241,7 @@ try {
   else floorAllTimes.push(...floorBestTimes);
   const last = await agentPhase('resources', true);
   const bare = await bareNodeRss();
+  const builtins = await builtinsNodeRss(commandNodeFlags());
   const mean = (xs) => xs.reduce((x, y) => x + y, 0) / xs.length;
   const median = (xs) => {
     const s = [...xs].sort((x, y) => x - y);
@@ -252,7 +260,8 @@ try {
       .join('; ') +
     `; floor all in flight ${floorAllTimes.map((t) => `${t.toFixed(2)}s`).join(', ')}`;
   const footprintNote =
-    `a bare node (\`node -e\`, waiting) on this machine: ${formatRss(bare)}; ` +
+    `a bare node (\`node -e\`, waiting) on this machine: ${formatRss(bare)}, one that loads only ` +
+    `the built-in modules the agent uses (http2, tls, crypto, zlib, …): ${formatRss(builtins)}; ` +
     "anon is the process's own memory, file the pages of the node binary it maps";
   const footprint = [
     {

@@ -14,7 +14,8 @@ npm run build
 source scripts/containerd/env.sh
 bash scripts/containerd/up.sh
 
-exec node packages/node/dist/cli.js run \
+# The `kubelet-kit` command as npm links it (its first line gives Node's flags).
+exec packages/node/bin/kubelet-kit.js run \
   --pod-manifest-path "${KUBELET_KIT_DEMO_MANIFESTS:-examples/static-pods}" \
   --container-runtime-endpoint "$KUBELET_KIT_CRI_ENDPOINT" \
   --root-dir "$KUBELET_KIT_TEST_ROOT/agent" \

@@ -6,6 +6,16 @@ import path from 'node:path';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 export const cliPath = path.join(repoRoot, 'packages/node/dist/cli.js');
+/** The `kubelet-kit` command as npm links it: its first line (`env -S node <flags>`) gives Node's flags. */
+const binPath = path.join(repoRoot, 'packages/node/bin/kubelet-kit.js');
+
+/** The Node flags of the `kubelet-kit` command's `#!/usr/bin/env -S node …` line. */
+export function commandNodeFlags() {
+  const first = fs.readFileSync(binPath, 'utf8').split('\n', 1)[0] ?? '';
+  const m = /^#!\S*env -S node(?<flags>.*)$/.exec(first);
+  if (!m) throw new Error(`${binPath}: unexpected first line ${JSON.stringify(first)}`);
+  return (m.groups?.flags ?? '').split(' ').filter(Boolean);
+}
 
 /** Warnings and errors (pino levels 40-60), and the line that gives the port. */
 const mayMatter = (line) => /"level":[456]\d/.test(line) || line.includes('serving /healthz');
@@ -29,7 +39,11 @@ export async function startAgent({
   if (!fs.existsSync(cliPath)) throw new Error(`${cliPath} is missing: run \`npm run build\` first`);
   // For experiments: KUBELET_KIT_BENCH_AGENT_NODE_ARGS, Node/V8 flags for the agent (split at
   // spaces); KUBELET_KIT_BENCH_AGENT_PROFILE=<dir>, the agent runs with agent-profile.mjs preloaded.
-  const nodeArgs = (process.env.KUBELET_KIT_BENCH_AGENT_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  // The agent runs as the `kubelet-kit` command does: with the flags of its first line.
+  const nodeArgs = [
+    ...commandNodeFlags(),
+    ...(process.env.KUBELET_KIT_BENCH_AGENT_NODE_ARGS ?? '').split(' ').filter(Boolean),
+  ];
   if (process.env.KUBELET_KIT_BENCH_AGENT_PROFILE)
     nodeArgs.push('--import', path.join(import.meta.dirname, 'agent-profile.mjs'));
   const child = spawn(

@@ -20,6 +20,51 @@ export async function bareNodeRss() {
   }
 }
 
+/**
+ * Node's built-in modules the agent (and @grpc/grpc-js under it) loads: HTTP/2 for gRPC, TLS and
+ * crypto for the secure server, zlib, child processes, and the rest.
+ */
+const agentBuiltins = [
+  'async_hooks',
+  'buffer',
+  'child_process',
+  'crypto',
+  'dns',
+  'events',
+  'fs',
+  'fs/promises',
+  'http',
+  'http2',
+  'https',
+  'net',
+  'os',
+  'path',
+  'perf_hooks',
+  'stream',
+  'string_decoder',
+  'timers',
+  'tls',
+  'url',
+  'util',
+  'v8',
+  'zlib',
+];
+
+/**
+ * A node that loads only {@link agentBuiltins} and waits, with the given Node flags: the floor
+ * under any agent written for Node on this machine, before a line of its own code.
+ */
+export async function builtinsNodeRss(flags = []) {
+  const code = `Promise.all(${JSON.stringify(agentBuiltins)}.map((m) => import('node:' + m))).then(() => setTimeout(() => {}, 60_000))`;
+  const child = spawn(process.execPath, [...flags, '-e', code], { stdio: 'ignore' });
+  try {
+    await new Promise((r) => setTimeout(r, 2500));
+    return rssParts(child.pid);
+  } finally {
+    child.kill('SIGKILL');
+  }
+}
+
 /** `rss 71.2 MiB (anon 28.0, file 43.2)`. */
 export const formatRss = (p) =>
   `${p.rss.toFixed(1)} MiB (anon ${p.anon.toFixed(1)}, file ${p.file.toFixed(1)})`;

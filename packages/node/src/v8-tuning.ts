@@ -14,17 +14,6 @@ import v8 from 'node:v8';
 const agentInterruptBudget = 4 * 67_584;
 
 /**
- * The young generation stays at its initial size (two 1 MiB semi-spaces in Node 20) instead of
- * growing to 2 × 16 MiB, which V8 keeps resident once it has grown. The agent's objects are
- * small and mostly short-lived (CRI replies, statuses), so a scavenge stays cheap; with the
- * default the young generation grew to 16 MiB at start-up already. Measured on the in-memory
- * CRI: idle RSS 79 instead of 90 MiB, with 110 pods 94–100 instead of 120 MiB, the CPU of a
- * 110-pod burst no different beyond the machine's noise (1.3–2.0 against 1.4–1.5 CPU-s).
- * Unlike `--max-semi-space-size`, this flag holds when set after V8 has started.
- */
-const agentSemiSpaceGrowthFactor = 1;
-
-/**
  * After each full GC, V8 lets the old generation grow to this percentage of what survived before
  * the next one, instead of a factor it picks from the GC's speed against the program's allocation
  * rate (1.1 to 4 here). A long-running agent on a busy node allocates steadily (CRI replies,
@@ -41,10 +30,6 @@ const agentHeapGrowingPercent = 30;
 /** The tunings, each with the Node/V8 flags that, given by the user, leave it alone. */
 const tunings: readonly { readonly flag: string; readonly userFlag: RegExp }[] = [
   { flag: `--interrupt-budget=${agentInterruptBudget}`, userFlag: /^--interrupt[-_]budget(=|$)/ },
-  {
-    flag: `--semi-space-growth-factor=${agentSemiSpaceGrowthFactor}`,
-    userFlag: /^--((max|min)[-_]semi[-_]space[-_]size|semi[-_]space[-_]growth[-_]factor)(=|$)/,
-  },
   {
     flag: `--heap-growing-percent=${agentHeapGrowingPercent}`,
     userFlag: /^--heap[-_]growing[-_]percent(=|$)/,

@@ -10,16 +10,15 @@ afterEach(() => {
 });
 
 const budget = `--interrupt-budget=${4 * 67_584}`;
-const semiSpace = '--semi-space-growth-factor=1';
 const heapGrowing = '--heap-growing-percent=30';
 
 describe('applyAgentV8Tuning', () => {
-  it("sets V8's interrupt budget to four times Node 20's default and keeps the young generation small", () => {
+  it("sets V8's interrupt budget to four times Node 20's default and bounds the old generation's growth", () => {
     expect(applyAgentV8Tuning([], '')).toBe(true);
-    expect(setFlags.mock.calls).toEqual([[budget], [semiSpace], [heapGrowing]]);
+    expect(setFlags.mock.calls).toEqual([[budget], [heapGrowing]]);
     setFlags.mockClear();
     expect(applyAgentV8Tuning(['--enable-source-maps', '--max-old-space-size=512'], '')).toBe(true);
-    expect(setFlags.mock.calls).toEqual([['--interrupt-budget=270336'], [semiSpace], [heapGrowing]]);
+    expect(setFlags.mock.calls).toEqual([['--interrupt-budget=270336'], [heapGrowing]]);
   });
 
   it('lets the old generation grow by 30% of the live heap, unless the user sets the growth', () => {
@@ -30,7 +29,7 @@ describe('applyAgentV8Tuning', () => {
     ] as const) {
       setFlags.mockClear();
       expect(applyAgentV8Tuning(argv, env)).toBe(true);
-      expect(setFlags.mock.calls).toEqual([[budget], [semiSpace]]);
+      expect(setFlags.mock.calls).toEqual([[budget]]);
     }
   });
 
@@ -42,28 +41,12 @@ describe('applyAgentV8Tuning', () => {
     ]) {
       setFlags.mockClear();
       expect(applyAgentV8Tuning(argv, '')).toBe(true);
-      expect(setFlags.mock.calls).toEqual([[semiSpace], [heapGrowing]]);
+      expect(setFlags.mock.calls).toEqual([[heapGrowing]]);
     }
   });
 
-  it("leaves the young generation alone when Node's command line or NODE_OPTIONS sizes it", () => {
-    for (const [argv, env] of [
-      [['--max-semi-space-size=4'], ''],
-      [['--max_semi_space_size', '4'], ''],
-      [['--min-semi-space-size=2'], ''],
-      [['--semi-space-growth-factor=2'], ''],
-      [[], '--max-semi-space-size=8 --enable-source-maps'],
-    ] as const) {
-      setFlags.mockClear();
-      expect(applyAgentV8Tuning(argv, env)).toBe(true);
-      expect(setFlags.mock.calls).toEqual([[budget], [heapGrowing]]);
-    }
-  });
-
-  it('sets nothing when the user set all three', () => {
-    expect(
-      applyAgentV8Tuning(['--interrupt-budget=5', '--heap-growing-percent=10'], '--max-semi-space-size=1'),
-    ).toBe(false);
+  it('sets nothing when the user set both', () => {
+    expect(applyAgentV8Tuning(['--interrupt-budget=5'], '--heap-growing-percent=10')).toBe(false);
     expect(setFlags).not.toHaveBeenCalled();
   });
 
@@ -75,8 +58,8 @@ describe('applyAgentV8Tuning', () => {
   it("reads Node's own command line and NODE_OPTIONS by default", () => {
     const saved = process.execArgv;
     const savedEnv = process.env.NODE_OPTIONS;
-    process.execArgv = ['--interrupt-budget=5', '--heap-growing-percent=10'];
-    process.env.NODE_OPTIONS = '--semi-space-growth-factor=3';
+    process.execArgv = ['--interrupt-budget=5'];
+    process.env.NODE_OPTIONS = '--heap-growing-percent=10';
     try {
       expect(applyAgentV8Tuning()).toBe(false);
     } finally {
