@@ -97,8 +97,9 @@ export class DesiredStateOfWorld {
     return this.#pods.get(uid)?.failed ?? new Map();
   }
 
-  volumesToMount(): VolumeToMount[] {
-    return [...this.#pods.values()].flatMap((p) => [...p.volumes.values()]);
+  /** Every desired volume, without building a list (the reconciler's pass, ten times a second). */
+  *eachVolumeToMount(): Generator<VolumeToMount> {
+    for (const p of this.#pods.values()) yield* p.volumes.values();
   }
 }
 
@@ -162,7 +163,8 @@ export class ActualStateOfWorld {
     return [...(this.#pods.get(uid)?.values() ?? [])];
   }
 
-  all(): ActualVolume[] {
-    return [...this.#pods.values()].flatMap((m) => [...m.values()]);
+  /** Every mounted volume, without building a list; one removed meanwhile is not visited. */
+  *each(): Generator<ActualVolume> {
+    for (const m of this.#pods.values()) yield* m.values();
   }
 }
