@@ -372,7 +372,8 @@ try {
   const churnOne = async (i) => {
     const name = `soak-${String(i).padStart(3, '0')}-${nodeName}`;
     const tDelete = performance.now();
-    fs.rmSync(path.join(manifestDir, fileName(i)));
+    // force: a pod whose last cycle failed after its file was removed is simply written again.
+    fs.rmSync(path.join(manifestDir, fileName(i)), { force: true });
     await waitSandboxesStopped(uids[i], 120_000);
     const killS = (performance.now() - tDelete) / 1000;
     generation[i]++;
@@ -396,12 +397,22 @@ try {
     });
   };
   let next = 0;
+  // A runtime that died (containerd 1.6.20 once crashed with a concurrent map iteration in
+  // ListPodSandbox) fails every cycle at once: stop instead of spinning until the churn's end.
+  const maxFailuresInARow = 10;
+  let failuresInARow = 0;
   const worker = async () => {
     while (performance.now() - churnStart < churnMs) {
+      if (failuresInARow >= maxFailuresInARow)
+        throw new Error(
+          `churn stopped: ${failuresInARow} re-creations in a row failed; last: ${failures.at(-1)}`,
+        );
       const i = next++ % N;
       try {
         await churnOne(i);
+        failuresInARow = 0;
       } catch (err) {
+        failuresInARow++;
         failures.push(`pod ${i}: ${err.message}`);
         log(`churn of pod ${i} failed: ${err.message}`);
       }

@@ -70,8 +70,10 @@ export async function setUpTmpfsDir(
   // The directory beneath is prepared first; a tmpfs root keeps its own mode (1777), which
   // upstream never changes after mounting.
   await setUpDir(dir);
-  const existing = await host.mounter.getMount(dir);
-  if (existing?.fsType === 'tmpfs') return true;
+  // Upstream setupTmpfs: already a tmpfs mount point, nothing to do. A stat and a statfs, not
+  // the host's whole mount table, on every set-up (each pod sync re-projects API data volumes).
+  const { medium, isMountPoint } = await host.mounter.getMountMedium(dir);
+  if (isMountPoint && medium === 'Memory') return true;
   try {
     await host.mounter.mountTmpfs(dir, {
       ...(sizeBytes ? { sizeBytes } : {}),
@@ -102,11 +104,23 @@ export async function setEmptyDirOwnership(
   }
 }
 
-/** Unmounts `dir` while it is a mount point, then removes it. */
+/**
+ * Unmounts `dir` while it is a mount point, then removes it (upstream emptyDir `TearDownAt`:
+ * nothing to do for a missing directory, `GetMountMedium` says whether to unmount).
+ */
 export async function tearDownDir(host: VolumeHost, dir: string, signal?: AbortSignal): Promise<void> {
   // Bounded: a directory mounted over several times needs one umount each.
-  for (let i = 0; i < 8 && (await host.mounter.getMount(dir)); i++) await host.mounter.unmount(dir, signal);
+  for (let i = 0; i < 8 && (await isMountPoint(host, dir)); i++) await host.mounter.unmount(dir, signal);
   await fs.rm(dir, { recursive: true, force: true });
+}
+
+async function isMountPoint(host: VolumeHost, dir: string): Promise<boolean> {
+  try {
+    return (await host.mounter.getMountMedium(dir)).isMountPoint;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
 }
 
 /**

@@ -29,6 +29,8 @@ export {
   MountError,
   type Mounter,
   type MountInfo,
+  type MountMedium,
+  type MountMediumInfo,
   parseMountInfo,
   SystemMounter,
   type SystemMounterOptions,

@@ -15,6 +15,26 @@ export interface MountInfo {
 }
 
 /**
+ * The medium of a directory's filesystem, as upstream's `GetMountMedium` names it: `Memory` for
+ * tmpfs, `HugePages` for hugetlbfs, `''` (the default medium) for anything else.
+ *
+ * @public
+ */
+export type MountMedium = 'Memory' | 'HugePages' | '';
+
+/**
+ * What {@link Mounter.getMountMedium} found.
+ *
+ * @public
+ */
+export interface MountMediumInfo {
+  /** What statfs says the directory's filesystem is. */
+  readonly medium: MountMedium;
+  /** Whether the directory is (likely) a mount point: upstream `!IsLikelyNotMountPoint`. */
+  readonly isMountPoint: boolean;
+}
+
+/**
  * What the volume plugins need from the host's mount table (upstream `mount.Interface`).
  *
  * @public
@@ -33,8 +53,41 @@ export interface Mounter {
   unmount(target: string, signal?: AbortSignal): Promise<void>;
   /** The mount table. */
   list(): Promise<readonly MountInfo[]>;
-  /** The mount whose mount point is exactly `target` (after resolving symlinks), if any. */
+  /**
+   * The mount whose mount point is exactly `target` (after resolving symlinks), if any. Reads the
+   * whole table: for when a mount's source or options matter, not for a check on every sync.
+   */
   getMount(target: string): Promise<MountInfo | undefined>;
+  /**
+   * The medium of `target`'s filesystem and whether `target` is a mount point, without the mount
+   * table (upstream emptyDir's `GetMountMedium`): statfs's magic, and `IsLikelyNotMountPoint`'s
+   * stat of the directory against its parent (a different device is a mount point; a bind mount
+   * within one filesystem is not seen). Rejects when `target` does not exist.
+   */
+  getMountMedium(target: string): Promise<MountMediumInfo>;
+}
+
+/** statfs(2) magics (linux/magic.h) of the media upstream tells apart. */
+const TMPFS_MAGIC = 0x01021994;
+const HUGETLBFS_MAGIC = 0x958458f6;
+
+/** The medium a statfs magic stands for. */
+export function mountMediumOfFsType(type: number | bigint): MountMedium {
+  const t = Number(type);
+  if (t === TMPFS_MAGIC) return 'Memory';
+  if (t === HUGETLBFS_MAGIC) return 'HugePages';
+  return '';
+}
+
+/**
+ * Upstream `IsLikelyNotMountPoint` (k8s.io/mount-utils, Linux), negated: `target` (symlinks
+ * followed) lies on another device than its parent directory. Two stats instead of reading and
+ * parsing `/proc/self/mountinfo`, which grows with every mount on the host.
+ */
+export async function isLikelyMountPoint(target: string): Promise<boolean> {
+  const clean = target.length > 1 ? target.replace(/\/+$/, '') : target;
+  const [self, parent] = await Promise.all([fs.stat(clean), fs.stat(path.dirname(clean))]);
+  return self.dev !== parent.dev;
 }
 
 /**
@@ -100,7 +153,8 @@ export interface SystemMounterOptions {
 }
 
 /**
- * A {@link Mounter} that runs the host's `mount` and `umount` and reads `/proc/self/mountinfo`.
+ * A {@link Mounter} that runs the host's `mount` and `umount`, reads `/proc/self/mountinfo` for
+ * the table, and stat/statfs for {@link Mounter.getMountMedium}.
  *
  * @public
  */
@@ -150,6 +204,11 @@ export class SystemMounter implements Mounter {
     const mounts = await this.list();
     // The last entry wins when mounts are stacked on one point.
     return mounts.filter((m) => path.resolve(m.mountPoint) === real).at(-1);
+  }
+
+  async getMountMedium(target: string): Promise<MountMediumInfo> {
+    const [isMountPoint, st] = await Promise.all([isLikelyMountPoint(target), fs.statfs(target)]);
+    return { medium: mountMediumOfFsType(st.type), isMountPoint };
   }
 
   #run(command: string, args: string[], signal?: AbortSignal): Promise<void> {

@@ -532,9 +532,12 @@ export class BasicVolumeManager implements VolumeManager {
       if (!pod.spec?.volumes?.length) continue;
       const uid = uidOf(pod);
       if (this.#podState.shouldPodContainersBeTerminating(uid)) continue;
-      if (this.#dsw.getPod(uid) !== pod) changed = true;
-      this.#addPod(pod);
       added.add(uid);
+      // Upstream podPreviouslyProcessed: the same pod object gives the same volumes, so a pass
+      // only rebuilds the volumes of pods that are new or changed.
+      if (this.#dsw.getPod(uid) === pod) continue;
+      changed = true;
+      this.#addPod(pod);
     }
     for (const uid of this.#dsw.podUids()) {
       // A pod added above may start containers, so it stays desired whatever the runtime answer:
@@ -567,24 +570,27 @@ export class BasicVolumeManager implements VolumeManager {
 
   /** The reconciler pass (upstream `reconciler.reconcile`). */
   #reconcile(): void {
-    for (const av of this.#asw.all()) {
-      if (this.#dsw.getVolume(av.podUid, av.volumeName)) continue;
-      // Volumes found on disk wait until every pod of every source is in the desired state, and
-      // until nothing could still run in the pod: a running container keeps its mounts.
-      if (
-        av.reconstructed &&
-        !(this.#populatorHasAddedPods && this.#podState.shouldPodRuntimeBeRemoved(av.podUid))
-      ) {
-        continue;
-      }
-      this.#startOperation(av.podUid, av.volumeName, () => this.#unmount(av));
-    }
-    for (const vtm of this.#dsw.volumesToMount()) {
-      const av = this.#asw.get(vtm.podUid, vtm.volumeName);
-      if (av && !(vtm.plugin.requiresRemount && this.#asw.remountRequired(av))) continue;
-      this.#startOperation(vtm.podUid, vtm.volumeName, () => this.#mount(vtm));
-    }
+    this.#asw.forEach(this.#unmountIfUndesired);
+    this.#dsw.forEachVolumeToMount(this.#mountIfNeeded);
   }
+
+  readonly #unmountIfUndesired = (av: ActualVolume): void => {
+    if (this.#dsw.getVolume(av.podUid, av.volumeName)) return;
+    // Volumes found on disk wait until every pod of every source is in the desired state, and
+    // until nothing could still run in the pod: a running container keeps its mounts.
+    if (
+      av.reconstructed &&
+      !(this.#populatorHasAddedPods && this.#podState.shouldPodRuntimeBeRemoved(av.podUid))
+    )
+      return;
+    this.#startOperation(av.podUid, av.volumeName, () => this.#unmount(av));
+  };
+
+  readonly #mountIfNeeded = (vtm: VolumeToMount): void => {
+    const av = this.#asw.get(vtm.podUid, vtm.volumeName);
+    if (av && !(vtm.plugin.requiresRemount && this.#asw.remountRequired(av))) return;
+    this.#startOperation(vtm.podUid, vtm.volumeName, () => this.#mount(vtm));
+  };
 
   #startOperation(uid: string, name: string, op: () => Promise<void>): void {
     const key = `${uid}/${name}`;

@@ -518,6 +518,61 @@ describe('emptyDir volumes', () => {
     expect(await real.getMount(s.podVolumeDir)).toBeUndefined();
     await expect(fs.stat(s.podVolumeDir)).rejects.toThrow();
   });
+
+  // Each pod sync sets API data volumes up again: the check must not read the host's whole
+  // mount table (issue #28's garbage), so this mounter has none to read.
+  it('sets a memory emptyDir up twice and tears it down without reading the mount table', async (ctx) => {
+    const tableless = new SystemMounter({ mountInfoPath: path.join(root, 'no-such-mountinfo') });
+    const real = new SystemMounter();
+    const plugin = new EmptyDirPlugin({ host: host({ mounter: tableless }) });
+    const s = spec(makePod(), { name: 'mem', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } });
+    try {
+      await plugin.setUp(s);
+    } catch (err) {
+      if (err instanceof MountError && err.permissionDenied)
+        ctx.skip(true, `tmpfs needs privileges here: ${err.message}`);
+      throw err;
+    }
+    const realDir = await fs.realpath(s.podVolumeDir);
+    try {
+      await plugin.setUp(s);
+      expect((await real.list()).filter((m) => m.mountPoint === realDir)).toHaveLength(1);
+    } finally {
+      await plugin.tearDown(s.podVolumeDir);
+    }
+    expect((await real.list()).filter((m) => m.mountPoint === realDir)).toEqual([]);
+    await expect(fs.stat(s.podVolumeDir)).rejects.toThrow();
+  });
+
+  it('tear-down unmounts every tmpfs stacked on the directory', async (ctx) => {
+    const real = new SystemMounter();
+    const plugin = new EmptyDirPlugin({ host: host({ mounter: real }) });
+    const s = spec(makePod(), { name: 'mem', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } });
+    try {
+      await plugin.setUp(s);
+    } catch (err) {
+      if (err instanceof MountError && err.permissionDenied)
+        ctx.skip(true, `tmpfs needs privileges here: ${err.message}`);
+      throw err;
+    }
+    const realDir = await fs.realpath(s.podVolumeDir);
+    try {
+      await real.mountTmpfs(s.podVolumeDir, { sizeBytes: 1 << 20 });
+      expect((await real.list()).filter((m) => m.mountPoint === realDir)).toHaveLength(2);
+      await plugin.tearDown(s.podVolumeDir);
+      expect((await real.list()).filter((m) => m.mountPoint === realDir)).toEqual([]);
+      await expect(fs.stat(s.podVolumeDir)).rejects.toThrow();
+    } finally {
+      for (let i = 0; i < 4 && (await real.getMount(realDir)); i++)
+        await real.unmount(realDir).catch(() => {});
+    }
+  });
+
+  it('tear-down of a directory that is already gone does nothing', async () => {
+    const plugin = new EmptyDirPlugin({ host: host() });
+    await plugin.tearDown(path.join(root, 'vol', 'never-made'));
+    expect(mounter.calls).toEqual([]);
+  });
 });
 
 describe('plugin selection', () => {

@@ -193,6 +193,7 @@ describe.skipIf(!isRoot)('prepareSafeSubpath (upstream doBindSubPath)', () => {
     const swapping: Mounter = {
       list: () => mounter.list(),
       getMount: (t) => mounter.getMount(t),
+      getMountMedium: (t) => mounter.getMountMedium(t),
       unmount: (t) => mounter.unmount(t),
       mountTmpfs: (t, o) => mounter.mountTmpfs(t, o),
       bindMount: async (source, t) => {

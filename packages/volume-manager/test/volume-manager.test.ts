@@ -158,6 +158,44 @@ describe('BasicVolumeManager: mount and wait', () => {
     await advanceUntil(clock, () => vm.getMountedVolumesForPod('late').size === 5);
   });
 
+  // Upstream podPreviouslyProcessed: a pass over 110 unchanged pods ten times a second rebuilt
+  // every pod's volumes each time (issue #28's garbage).
+  it('a populator pass rebuilds the desired volumes only of pods that are new or changed', async () => {
+    let looked = 0;
+    const vm = newManager({
+      // Asked about every volume each time a pod's volumes are built; claims none.
+      plugins: [
+        () => ({
+          name: 'test/counting',
+          requiresRemount: false,
+          readOnly: false,
+          usesPodVolumeDir: true,
+          canSupport: () => {
+            looked++;
+            return false;
+          },
+          getPath: (spec) => spec.podVolumeDir,
+          setUp: async () => {},
+          tearDown: async () => {},
+        }),
+      ],
+    });
+    pods = [appPod('a'), appPod('b')];
+    vm.start();
+    await advanceUntil(clock, () => vm.getMountedVolumesForPod('b').size === 5);
+    const afterAdd = looked;
+    expect(afterAdd).toBeGreaterThanOrEqual(10);
+    clock.advance(5_000);
+    expect(looked).toBe(afterAdd);
+    // A new object for pod a (an update): its five volumes are looked at again, b's are not.
+    pods = [{ ...appPod('a'), metadata: { ...appPod('a').metadata, labels: { app: 'api' } } }, pods[1]!];
+    vm.podsChanged();
+    expect(looked).toBe(afterAdd + 5);
+    clock.advance(5_000);
+    expect(looked).toBe(afterAdd + 5);
+    expect(vm.getMountedVolumesForPod('a').size).toBe(5);
+  });
+
   it('podsChanged makes a pass at once: a pod added is populated without waiting for the idle period', async () => {
     const passes: number[] = [];
     const vm = newManager({

@@ -1,5 +1,6 @@
+import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import type { Mounter, MountInfo } from '../mount.js';
+import type { Mounter, MountInfo, MountMediumInfo } from '../mount.js';
 
 /**
  * A mount table in memory: tmpfs "mounts" are only recorded; directories stay plain.
@@ -43,5 +44,17 @@ export class FakeMounter implements Mounter {
 
   async getMount(target: string): Promise<MountInfo | undefined> {
     return this.mounts.findLast((m) => m.mountPoint === path.resolve(target));
+  }
+
+  /**
+   * From the recorded table: the newest mount on `target` decides. Like the system's, rejects
+   * (ENOENT) when `target` does not exist; a directory no fake mount covers is the default medium.
+   */
+  async getMountMedium(target: string): Promise<MountMediumInfo> {
+    await fs.stat(target);
+    const mount = await this.getMount(target);
+    if (!mount) return { medium: '', isMountPoint: false };
+    const medium = mount.fsType === 'tmpfs' ? 'Memory' : mount.fsType === 'hugetlbfs' ? 'HugePages' : '';
+    return { medium, isMountPoint: true };
   }
 }

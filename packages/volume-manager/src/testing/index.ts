@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 
-export type { Mounter, MountInfo } from '../mount.js';
+export type { Mounter, MountInfo, MountMedium, MountMediumInfo } from '../mount.js';
 export type { VolumeManager, WaitOptions } from '../volume-manager.js';
 export { FakeMounter } from './fake-mounter.js';
 export { FakeObjectGetter } from './fake-object-getter.js';
