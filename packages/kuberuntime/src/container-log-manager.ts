@@ -126,11 +126,14 @@ export class ContainerLogManager {
       return;
     }
     // Upstream's worker queue: maxWorkers containers at once, one container never twice.
+    // Taken by index: `shift` moves the whole rest of a large array, a pass over every container
+    // for each container at 100,000 of them.
     const queue = [...new Set(ids)];
     const live = new Set(queue);
     for (const id of this.#logPaths.keys()) if (!live.has(id)) this.#logPaths.delete(id);
+    let next = 0;
     const worker = async () => {
-      for (let id = queue.shift(); id !== undefined; id = queue.shift()) await this.#processContainer(id);
+      while (next < queue.length) await this.#processContainer(queue[next++] as string);
     };
     await Promise.all(Array.from({ length: Math.min(this.#maxWorkers, queue.length) }, worker));
   }

@@ -152,6 +152,18 @@ describe('ContainerLogManager', () => {
     expect(server.calls('ContainerStatus').length).toBe(2);
   });
 
+  it('a round reads each running container once, whatever the number of workers', async () => {
+    const names = ['c1', 'c2', 'c3', 'c4', 'c5'];
+    const logs: string[] = [];
+    for (const n of names) logs.push((await container(n)).log);
+    for (const l of logs) fs.writeFileSync(l, 'z'.repeat(20));
+    const m = new ContainerLogManager({ runtimeService: rs, clock, maxSizeBytes: 10, maxWorkers: 2 });
+    const before = server.calls('ContainerStatus').length;
+    await m.rotateLogs();
+    expect(server.calls('ContainerStatus').length - before).toBe(names.length);
+    for (const n of names) expect(files(n)).toHaveLength(2);
+  });
+
   it('refuses bad settings, naming them', () => {
     expect(() => new ContainerLogManager({ runtimeService: rs, clock, maxFiles: 1 })).toThrow(
       'invalid MaxFiles 1, must be > 1',

@@ -716,7 +716,10 @@ export class Kubelet implements PodSyncer {
         // Made once per pod (upstream makes them on every sync): only this agent removes them.
         this.#podDirsMade.add(uid);
       }
-      if (o.volumeManager) {
+      // A pod that declares no volume has none to wait for (upstream's WaitForAttachAndMount
+      // returns at once): asking would only wake the volume populator, whose pass visits every
+      // desired pod, once per sync of every pod.
+      if (o.volumeManager && (pod.spec?.volumes?.length ?? 0) > 0) {
         try {
           await o.volumeManager.waitForAttachAndMount(pod, { signal: ctx.signal });
         } catch (err) {

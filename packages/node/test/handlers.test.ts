@@ -140,6 +140,14 @@ describe('volumes in the pod lifecycle (FakeVolumeManager)', () => {
     expect(volumeManager.getMountedVolumesForPod('uid-v1').has('data')).toBe(true);
   });
 
+  it('does not ask the volume manager about a pod that declares no volume', async () => {
+    const { kubelet, volumeManager } = kubeletIn();
+    const pod = apiPod('plain', 'uid-v0', { phase: 'Pending' });
+    await kubelet.syncPod({ signal }, 'create', pod, undefined, emptyStatus.status!);
+    await kubelet.syncPod({ signal }, 'create', withVolume('uid-v4'), undefined, emptyStatus.status!);
+    expect(volumeManager.calls).toEqual(['wait uid-v4']);
+  });
+
   it('fails the sync with a FailedMount event when a volume cannot be mounted', async () => {
     const { kubelet, volumeManager, recorder } = kubeletIn();
     volumeManager.failing.add('data');

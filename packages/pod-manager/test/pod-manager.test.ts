@@ -328,4 +328,30 @@ describe('BasicPodManager', () => {
     pm.addPod(newPod('b', 'b', 'ns', 'extra'));
     expect(before).toHaveLength(1);
   });
+
+  it('reads after a change see it, whichever change it was', () => {
+    const a = newPod('a', 'a', 'ns', 'extra');
+    const pm = new BasicPodManager({ pods: [a] });
+    expect(uids(pm.getPods())).toEqual(['a']);
+    // Read between every change, so a stale list would show.
+    pm.addPod(newPod('b', 'b', 'ns', 'extra'));
+    expect(uids(pm.getPods())).toEqual(['a', 'b']);
+    const a2 = newPod('a', 'a', 'ns', 'extra');
+    pm.updatePod(a2);
+    expect(pm.getPods().find((p) => p.metadata?.uid === 'a')).toBe(a2);
+    expect(uids(pm.getPodsAndMirrorPods().pods)).toEqual(['a', 'b']);
+    pm.removePod(a2);
+    expect(uids(pm.getPods())).toEqual(['b']);
+    expect(uids(pm.getPodsAndMirrorPods().pods)).toEqual(['b']);
+    // A mirror pod changes nothing of the pod list.
+    pm.addPod(newPod('m', 'x', 'ns', 'mirror'));
+    expect(uids(pm.getPods())).toEqual(['b']);
+    pm.setPods([newPod('c', 'c', 'ns', 'extra')]);
+    expect(uids(pm.getPods())).toEqual(['c']);
+    // Two reads without a change are equal but not the same array.
+    const one = pm.getPods();
+    const two = pm.getPods();
+    expect(one).toEqual(two);
+    expect(one).not.toBe(two);
+  });
 });
