@@ -162,18 +162,13 @@ export function sameFieldsAnyMapOrder(
  */
 function fieldRanges(buf: Buffer, start: number, end: number): number[] | undefined {
   const out: number[] = [];
+  const varint = { value: 0 };
   let pos = start;
   while (pos < end) {
     const fieldStart = pos;
-    let tag = 0;
-    let shift = 0;
-    for (;;) {
-      if (pos >= end || shift > 28) return undefined;
-      const byte = buf[pos++] as number;
-      tag += (byte & 0x7f) * 2 ** shift;
-      shift += 7;
-      if (byte < 0x80) break;
-    }
+    pos = readVarint(buf, pos, end, varint);
+    if (pos < 0) return undefined;
+    const tag = varint.value;
     const wireType = tag % 8;
     if (wireType === 0) {
       while (pos < end && (buf[pos] as number) >= 0x80) pos++;
@@ -183,16 +178,9 @@ function fieldRanges(buf: Buffer, start: number, end: number): number[] | undefi
     } else if (wireType === 5) {
       pos += 4;
     } else if (wireType === 2) {
-      let length = 0;
-      shift = 0;
-      for (;;) {
-        if (pos >= end || shift > 28) return undefined;
-        const byte = buf[pos++] as number;
-        length += (byte & 0x7f) * 2 ** shift;
-        shift += 7;
-        if (byte < 0x80) break;
-      }
-      pos += length;
+      pos = readVarint(buf, pos, end, varint);
+      if (pos < 0) return undefined;
+      pos += varint.value;
     } else {
       return undefined;
     }
@@ -200,6 +188,21 @@ function fieldRanges(buf: Buffer, start: number, end: number): number[] | undefi
     out.push(Math.floor(tag / 8), fieldStart, pos);
   }
   return out;
+}
+
+/** Reads a varint of up to 32 bits at `pos` into `into.value`; the position after it, or -1. */
+function readVarint(buf: Buffer, pos: number, end: number, into: { value: number }): number {
+  let value = 0;
+  for (let shift = 0; shift <= 28; shift += 7) {
+    if (pos >= end) return -1;
+    const byte = buf[pos++] as number;
+    value += (byte & 0x7f) * 2 ** shift;
+    if (byte < 0x80) {
+      into.value = value;
+      return pos;
+    }
+  }
+  return -1;
 }
 
 /**
