@@ -10,14 +10,8 @@ export function rssParts(pid) {
 }
 
 /** The same for a bare `node` that only waits: the floor under any agent on this machine. */
-export async function bareNodeRss() {
-  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' });
-  try {
-    await new Promise((r) => setTimeout(r, 1500));
-    return rssParts(child.pid);
-  } finally {
-    child.kill('SIGKILL');
-  }
+export function bareNodeRss() {
+  return waitingNodeRss(['-e', 'setTimeout(() => {}, 60_000)'], 1500);
 }
 
 /**
@@ -54,11 +48,16 @@ const agentBuiltins = [
  * A node that loads only {@link agentBuiltins} and waits, with the given Node flags: the floor
  * under any agent written for Node on this machine, before a line of its own code.
  */
-export async function builtinsNodeRss(flags = []) {
+export function builtinsNodeRss(flags = []) {
   const code = `Promise.all(${JSON.stringify(agentBuiltins)}.map((m) => import('node:' + m))).then(() => setTimeout(() => {}, 60_000))`;
-  const child = spawn(process.execPath, [...flags, '-e', code], { stdio: 'ignore' });
+  return waitingNodeRss([...flags, '-e', code], 2500);
+}
+
+/** rssParts of a node started with `args`, `settleMs` after it started; the node is then killed. */
+async function waitingNodeRss(args, settleMs) {
+  const child = spawn(process.execPath, args, { stdio: 'ignore' });
   try {
-    await new Promise((r) => setTimeout(r, 2500));
+    await new Promise((r) => setTimeout(r, settleMs));
     return rssParts(child.pid);
   } finally {
     child.kill('SIGKILL');
