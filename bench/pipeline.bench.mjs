@@ -15,9 +15,22 @@ import { benchWorkDir } from './support/work-dir.mjs';
 const levels = (process.env.PIPELINE_BENCH_LEVELS ?? '1000,10000,30000,100000').split(',').map(Number);
 const budgetMs = Number(process.env.PIPELINE_BENCH_BUDGET_MS ?? 1_500_000);
 const log = (msg) => console.error(`pipeline.bench: ${msg}`);
+// The floor under the pipeline's throughput: the five CRI calls the agent makes for each pod
+// (counted on the in-memory CRI at a level's end) with requests of the agent's shape, as many at
+// once as the benchmark lets the agent create pods, and nothing else.
+const floorMethods = [
+  'RunPodSandbox',
+  'PodSandboxStatus',
+  'CreateContainer',
+  'StartContainer',
+  'ContainerStatus',
+];
+const floorConcurrency = Number(process.env.PIPELINE_BENCH_CREATIONS ?? 256);
 
 if (process.argv[2] === '--level') {
   await runLevel(Number(process.argv[3]), Number(process.argv[4]), process.argv[5]);
+} else if (process.argv[2] === '--floor') {
+  await runFloor(Number(process.argv[3]), Number(process.argv[4]));
 } else {
   await orchestrate();
 }
@@ -118,6 +131,16 @@ async function runLevels(started, work) {
   const at = (n) => complete.find((d) => d.n === n);
   const tenK = at(10_000);
   if (tenK) {
+    const floor = criFloor(10_000);
+    measures.push({
+      name: 'pipeline.pods.perSec10k.criFloor',
+      value: Math.round(floor.perSec),
+      unit: 'pods/s',
+      note:
+        `the CRI calls the pipeline makes per pod (${floorMethods.join(', ')}) alone, for 10000 pods, ` +
+        `${floorConcurrency} at once, from one client to the same in-memory CRI process: ${floor.seconds.toFixed(1)} s, ` +
+        `${floor.cpuMsPerPod.toFixed(2)} client CPU ms/pod; the pipeline reached ${((tenK.running / tenK.seconds / floor.perSec) * 100).toFixed(0)} % of it`,
+    });
     measures.push({
       name: 'pipeline.pods.perSec10k',
       value: Math.round(tenK.running / tenK.seconds),
@@ -138,6 +161,111 @@ async function runLevels(started, work) {
     });
   }
   console.log(JSON.stringify(measures));
+}
+
+function criFloor(n) {
+  const run = spawnSync(
+    process.execPath,
+    [import.meta.filename, '--floor', String(n), String(floorConcurrency)],
+    {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  try {
+    return JSON.parse((run.stdout ?? '').trim().split('\n').at(-1) ?? '');
+  } catch {
+    throw new Error(`the CRI floor failed (exit ${run.status}): ${run.stdout}`);
+  }
+}
+
+async function runFloor(n, concurrency) {
+  const { RuntimeServiceClient } = await import('@kubelet-kit/cri');
+  const { busyboxImage } = await import('./support/pods.mjs');
+  const server = fork(path.join(import.meta.dirname, 'support/cri-server-child.mjs'), [], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const { endpoint } = await new Promise((resolve) => server.once('message', resolve));
+  const runtime = new RuntimeServiceClient({ endpoint, maxMessageBytes: 1024 * 2 ** 20 });
+  await runtime.version();
+  const onePod = async (i) => {
+    const uid = `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+    const name = `bench-${i}`;
+    const labels = {
+      'io.kubernetes.pod.name': name,
+      'io.kubernetes.pod.namespace': 'default',
+      'io.kubernetes.pod.uid': uid,
+    };
+    const config = {
+      metadata: { name, namespace: 'default', uid, attempt: 0 },
+      hostname: name,
+      logDirectory: `/var/log/pods/default_${name}_${uid}`,
+      dnsConfig: { servers: ['10.0.0.10'], searches: ['default.svc.cluster.local'], options: ['ndots:5'] },
+      labels,
+      annotations: {
+        'kubernetes.io/config.source': 'api',
+        'kubernetes.io/config.seen': new Date().toISOString(),
+      },
+      linux: {
+        cgroupParent: `/kubepods/besteffort/pod${uid}`,
+        securityContext: { namespaceOptions: {}, seccompProfilePath: 'runtime/default' },
+      },
+    };
+    const { podSandboxId } = await runtime.runPodSandbox({ config, runtimeHandler: '' });
+    await runtime.podSandboxStatus({ podSandboxId });
+    const { containerId } = await runtime.createContainer({
+      podSandboxId,
+      sandboxConfig: config,
+      config: {
+        metadata: { name: 'sleep', attempt: 0 },
+        image: { image: busyboxImage },
+        command: ['sleep', '3600'],
+        logPath: 'sleep/0.log',
+        labels: { ...labels, 'io.kubernetes.container.name': 'sleep' },
+        annotations: {
+          'io.kubernetes.container.hash': '5f3c0f1e',
+          'io.kubernetes.container.restartCount': '0',
+          'io.kubernetes.container.terminationMessagePath': '/dev/termination-log',
+          'io.kubernetes.pod.terminationGracePeriod': '1',
+        },
+        envs: [{ key: 'KUBERNETES_SERVICE_HOST', value: '10.0.0.1' }],
+        mounts: [
+          { containerPath: '/etc/hosts', hostPath: `/var/lib/kubelet/pods/${uid}/etc-hosts` },
+          {
+            containerPath: '/dev/termination-log',
+            hostPath: `/var/lib/kubelet/pods/${uid}/containers/sleep/0a1b2c3d`,
+          },
+        ],
+        linux: {
+          resources: {},
+          securityContext: {
+            namespaceOptions: {},
+            maskedPaths: ['/proc/kcore'],
+            readonlyPaths: ['/proc/bus'],
+          },
+        },
+      },
+    });
+    await runtime.startContainer({ containerId });
+    await runtime.containerStatus({ containerId });
+  };
+  const cpuStart = process.cpuUsage();
+  const start = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < n) await onePod(next++);
+    }),
+  );
+  const seconds = (performance.now() - start) / 1000;
+  const cpu = process.cpuUsage(cpuStart);
+  runtime.close();
+  server.send('close');
+  await new Promise((r) => server.once('exit', r));
+  console.log(
+    JSON.stringify({ n, seconds, perSec: n / seconds, cpuMsPerPod: (cpu.user + cpu.system) / 1000 / n }),
+  );
+  process.exit(0);
 }
 
 function memory() {

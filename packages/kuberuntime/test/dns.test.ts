@@ -284,6 +284,31 @@ describe('GetPodDNS (upstream TestGetPodDNS)', () => {
     });
   });
 
+  it('reads the resolv.conf again once it changes, and fails once it is gone', () => {
+    const resolvConf = resolvConfFile('nameserver 9.9.9.9\nsearch a.example\n');
+    const { c } = configurer({ resolvConf });
+    const host = testPod({ containers: [], dnsPolicy: 'Default' });
+    const first = c.getPodDNS(host);
+    expect(first).toEqual({ servers: ['9.9.9.9'], searches: ['a.example'], options: [] });
+    // A caller changing its copy changes nothing the next pod gets.
+    first.servers.push('1.2.3.4');
+    expect(c.getPodDNS(host).servers).toEqual(['9.9.9.9']);
+    // Same size, so only the inode or the times tell: a rename over it, as editors and resolvconf do.
+    const next = `${resolvConf}.new`;
+    fs.writeFileSync(next, 'nameserver 8.8.8.8\nsearch b.example\n');
+    fs.renameSync(next, resolvConf);
+    expect(c.getPodDNS(host)).toEqual({ servers: ['8.8.8.8'], searches: ['b.example'], options: [] });
+    // Written in place, longer.
+    fs.writeFileSync(resolvConf, 'nameserver 7.7.7.7\nsearch c.example d.example\n');
+    expect(c.getPodDNS(host)).toEqual({
+      servers: ['7.7.7.7'],
+      searches: ['c.example', 'd.example'],
+      options: [],
+    });
+    fs.rmSync(resolvConf);
+    expect(() => c.getPodDNS(host)).toThrow(/no such file or directory/);
+  });
+
   it('points at the loopback of each node IP family without a resolv.conf', () => {
     const { c } = configurer({ nodeIPs: ['192.168.1.2', 'fd00::2'] });
     expect(c.getPodDNS(testPod({ containers: [], dnsPolicy: 'Default' }))).toEqual({
