@@ -19,7 +19,7 @@ import {
   type VolumePlugin,
 } from '@kubelet-kit/volume-manager';
 import { FakeMounter, FakeObjectGetter, FakeTokenGetter } from '@kubelet-kit/volume-manager/testing';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, type TestContext } from 'vitest';
 import { makePod, mode, readText, tempDir } from './helpers.js';
 
 let root: string;
@@ -490,10 +490,12 @@ describe('emptyDir volumes', () => {
     ]);
   });
 
-  it('medium Memory is a real tmpfs mount, never mounted twice, and unmounted on tear-down', async (ctx) => {
-    const real = new SystemMounter();
-    const plugin = new EmptyDirPlugin({ host: host({ mounter: real }) });
-    const s = spec(makePod(), { name: 'mem', emptyDir: { medium: 'Memory', sizeLimit: '4Mi' } });
+  /** Sets a memory emptyDir up; skips the test where mounting a tmpfs needs privileges it lacks. */
+  async function setUpOrSkipWithoutTmpfs(
+    plugin: EmptyDirPlugin,
+    s: ReturnType<typeof spec>,
+    ctx: TestContext,
+  ): Promise<void> {
     try {
       await plugin.setUp(s);
     } catch (err) {
@@ -501,6 +503,13 @@ describe('emptyDir volumes', () => {
         ctx.skip(true, `tmpfs needs privileges here: ${err.message}`);
       throw err;
     }
+  }
+
+  it('medium Memory is a real tmpfs mount, never mounted twice, and unmounted on tear-down', async (ctx) => {
+    const real = new SystemMounter();
+    const plugin = new EmptyDirPlugin({ host: host({ mounter: real }) });
+    const s = spec(makePod(), { name: 'mem', emptyDir: { medium: 'Memory', sizeLimit: '4Mi' } });
+    await setUpOrSkipWithoutTmpfs(plugin, s, ctx);
     try {
       const mount = await real.getMount(s.podVolumeDir);
       expect(mount?.fsType).toBe('tmpfs');
@@ -526,13 +535,7 @@ describe('emptyDir volumes', () => {
     const real = new SystemMounter();
     const plugin = new EmptyDirPlugin({ host: host({ mounter: tableless }) });
     const s = spec(makePod(), { name: 'mem', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } });
-    try {
-      await plugin.setUp(s);
-    } catch (err) {
-      if (err instanceof MountError && err.permissionDenied)
-        ctx.skip(true, `tmpfs needs privileges here: ${err.message}`);
-      throw err;
-    }
+    await setUpOrSkipWithoutTmpfs(plugin, s, ctx);
     const realDir = await fs.realpath(s.podVolumeDir);
     try {
       await plugin.setUp(s);
@@ -548,13 +551,7 @@ describe('emptyDir volumes', () => {
     const real = new SystemMounter();
     const plugin = new EmptyDirPlugin({ host: host({ mounter: real }) });
     const s = spec(makePod(), { name: 'mem', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } });
-    try {
-      await plugin.setUp(s);
-    } catch (err) {
-      if (err instanceof MountError && err.permissionDenied)
-        ctx.skip(true, `tmpfs needs privileges here: ${err.message}`);
-      throw err;
-    }
+    await setUpOrSkipWithoutTmpfs(plugin, s, ctx);
     const realDir = await fs.realpath(s.podVolumeDir);
     try {
       await real.mountTmpfs(s.podVolumeDir, { sizeBytes: 1 << 20 });
