@@ -11,30 +11,51 @@ interface Converted {
   readonly podNamespace: string;
   /** Epoch ms (sandboxes only). */
   readonly createdAtMs: number;
+  /** The item's own `createdAt` (ns), to order a pod's items newest first. */
+  readonly createdAtNs: number;
   readonly container: RuntimeContainer;
+  readonly isSandbox: boolean;
+  /** The generation of the ready/running-only listing, and of the full one, that last showed it. */
+  seenRunning: number;
+  seenAll: number;
 }
 
-interface Building {
-  id: string;
-  name: string;
-  namespace: string;
-  createdAt: number;
-  containers: RuntimeContainer[];
-  sandboxes: RuntimeContainer[];
+/** One pod of a listing: the items that show it, and the RuntimePod made of them. */
+interface PodItems {
+  readonly uid: string;
+  readonly sandboxes: Converted[];
+  readonly containers: Converted[];
+  /** Undefined while its items changed since it was made. */
+  pod: RuntimePod | undefined;
+}
+
+/** What one kind of listing (all, or ready/running only) showed last. */
+class ListingState {
+  generation = 0;
+  /** The pods by UID, in the order they were first listed. */
+  readonly pods = new Map<string, PodItems>();
+  /** The items of the last listing, to find the ones the next one drops. */
+  items: Converted[] = [];
+  /** The last result, while no pod changed. */
+  result: RuntimePod[] | undefined;
 }
 
 /**
  * Groups a listing of sandboxes and containers into pods (upstream `GetPods`), reusing what it
- * made of the last listing: the CRI client returns the same item object for an unchanged
- * sandbox or container, so its RuntimeContainer is the one made before, and a pod none of whose
- * items changed is the same RuntimePod object. A relist of 100,000 steady pods then makes
- * almost nothing (it used to rebuild every pod, a cost that grew with the pod count).
+ * made of the last listing. The CRI client returns the same item object for an unchanged sandbox
+ * or container, so only items it has not seen in the last listing, and the ones that listing had
+ * and this one lacks, touch their pods; a pod none of whose items changed is the same RuntimePod
+ * object. A relist of many steady pods then costs a lookup per item and nothing per pod (it used
+ * to sort and regroup every item, the largest term of a relist at 10,000 pods).
+ *
+ * Within a pod, sandboxes and containers are newest first, as upstream's callers take the first
+ * sandbox as the latest. Pods are in the order they were first listed.
  */
 export class PodListing {
   /** What each listed item became, by the item object (dropped with it). */
   #converted = new WeakMap<object, Converted>();
-  /** The pods of the last listing, by `all` and UID. */
-  readonly #last: [Map<string, RuntimePod>, Map<string, RuntimePod>] = [new Map(), new Map()];
+  /** By `all`: [ready/running only, all]. */
+  #states: [ListingState, ListingState] = [new ListingState(), new ListingState()];
   #runtimeName = '';
 
   build(
@@ -47,37 +68,58 @@ export class PodListing {
       // Container IDs carry the runtime's name.
       this.#runtimeName = runtimeName;
       this.#converted = new WeakMap();
+      this.#states = [new ListingState(), new ListingState()];
     }
-    const pods = new Map<string, Building>();
-    const podOf = (uid: string, name: string, namespace: string): Building => {
-      let p = pods.get(uid);
-      if (!p) {
-        p = { id: uid, name, namespace, createdAt: 0, containers: [], sandboxes: [] };
-        pods.set(uid, p);
+    const state = this.#states[all ? 1 : 0];
+    const previous = state.generation;
+    const generation = ++state.generation;
+    const items: Converted[] = [];
+    /** Pods whose items changed. */
+    const dirty = new Set<PodItems>();
+    let kept = 0;
+    const take = (c: Converted) => {
+      const seen = all ? c.seenAll : c.seenRunning;
+      if (seen === generation) return; // listed twice: once is enough
+      if (all) c.seenAll = generation;
+      else c.seenRunning = generation;
+      items.push(c);
+      if (seen === previous && previous !== 0) {
+        kept++;
+        return;
       }
-      return p;
+      if (!c.uid) return;
+      let p = state.pods.get(c.uid);
+      if (!p) {
+        p = { uid: c.uid, sandboxes: [], containers: [], pod: undefined };
+        state.pods.set(c.uid, p);
+      }
+      (c.isSandbox ? p.sandboxes : p.containers).push(c);
+      dirty.add(p);
     };
-    // Newest first within a pod, as upstream's callers take the first sandbox as the latest.
-    for (const s of [...sandboxes].sort((a, b) => b.createdAt - a.createdAt)) {
-      const c = this.#sandbox(s);
-      if (!c.uid) continue;
-      const p = podOf(c.uid, c.podName, c.podNamespace);
-      p.createdAt = Math.max(p.createdAt, c.createdAtMs);
-      p.sandboxes.push(c.container);
+    for (const s of sandboxes) take(this.#sandbox(s));
+    for (const c of containers) take(this.#container(c));
+    if (kept < state.items.length) {
+      // Some items of the last listing are gone: take them out of their pods.
+      for (const c of state.items) {
+        if ((all ? c.seenAll : c.seenRunning) === generation || !c.uid) continue;
+        const p = state.pods.get(c.uid);
+        if (!p) continue;
+        const list = c.isSandbox ? p.sandboxes : p.containers;
+        const at = list.indexOf(c);
+        if (at >= 0) list.splice(at, 1);
+        dirty.add(p);
+      }
     }
-    for (const item of [...containers].sort((a, b) => b.createdAt - a.createdAt)) {
-      const c = this.#container(item);
-      if (!c.uid) continue;
-      podOf(c.uid, c.podName, c.podNamespace).containers.push(c.container);
+    state.items = items;
+    if (dirty.size === 0 && state.result) return [...state.result];
+    for (const p of dirty) {
+      if (p.sandboxes.length === 0 && p.containers.length === 0) state.pods.delete(p.uid);
+      else p.pod = makePod(p);
     }
-    const last = this.#last[all ? 1 : 0];
-    const next = new Map<string, RuntimePod>();
-    for (const [uid, p] of pods) {
-      const old = last.get(uid);
-      next.set(uid, old && samePod(old, p) ? old : p);
-    }
-    this.#last[all ? 1 : 0] = next;
-    return [...next.values()];
+    const result: RuntimePod[] = [];
+    for (const p of state.pods.values()) result.push(p.pod as RuntimePod);
+    state.result = result;
+    return [...result];
   }
 
   #sandbox(s: PodSandbox): Converted {
@@ -89,6 +131,7 @@ export class PodListing {
       podName: s.metadata?.name ?? info.podName,
       podNamespace: s.metadata?.namespace ?? info.podNamespace,
       createdAtMs: nsToMs(s.createdAt),
+      createdAtNs: s.createdAt,
       container: {
         id: { type: this.#runtimeName, id: s.id },
         name: s.metadata?.name ?? '',
@@ -97,6 +140,9 @@ export class PodListing {
         hash: '',
         state: s.state === PodSandboxState.SANDBOX_READY ? 'running' : 'exited',
       },
+      isSandbox: true,
+      seenRunning: 0,
+      seenAll: 0,
     };
     this.#converted.set(s, converted);
     return converted;
@@ -111,6 +157,7 @@ export class PodListing {
       podName: info.podName,
       podNamespace: info.podNamespace,
       createdAtMs: 0,
+      createdAtNs: c.createdAt,
       container: {
         id: { type: this.#runtimeName, id: c.id },
         name: info.containerName,
@@ -119,24 +166,30 @@ export class PodListing {
         hash: getContainerInfoFromAnnotations(c.annotations).hash,
         state: toContainerState(c.state),
       },
+      isSandbox: false,
+      seenRunning: 0,
+      seenAll: 0,
     };
     this.#converted.set(c, converted);
     return converted;
   }
 }
 
-function samePod(a: RuntimePod, b: Building): boolean {
-  return (
-    a.name === b.name &&
-    a.namespace === b.namespace &&
-    a.createdAt === b.createdAt &&
-    sameItems(a.containers, b.containers) &&
-    sameItems(a.sandboxes, b.sandboxes)
-  );
-}
+const newestFirst = (a: Converted, b: Converted) => b.createdAtNs - a.createdAtNs;
 
-function sameItems(a: readonly RuntimeContainer[], b: readonly RuntimeContainer[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
+/** The pod of its items: named after its newest sandbox, or its newest container without one. */
+function makePod(p: PodItems): RuntimePod {
+  p.sandboxes.sort(newestFirst);
+  p.containers.sort(newestFirst);
+  const named = p.sandboxes[0] ?? (p.containers[0] as Converted);
+  let createdAt = 0;
+  for (const s of p.sandboxes) createdAt = Math.max(createdAt, s.createdAtMs);
+  return {
+    id: p.uid,
+    name: named.podName,
+    namespace: named.podNamespace,
+    createdAt,
+    containers: p.containers.map((c) => c.container),
+    sandboxes: p.sandboxes.map((c) => c.container),
+  };
 }

@@ -154,6 +154,8 @@ function statesOf(pod: RuntimePod | undefined): Map<string, PlegContainerState> 
  * common case of a steady relist, decided without building anything.
  */
 function sameListing(a: RuntimePod, b: RuntimePod): boolean {
+  // The runtime may hand back the very object of an unchanged pod.
+  if (a === b) return true;
   return sameContainers(a.containers, b.containers) && sameContainers(a.sandboxes, b.sandboxes);
 }
 
