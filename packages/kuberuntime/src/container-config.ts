@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import fsSync from 'node:fs';
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import {
   type Container,
@@ -357,12 +358,6 @@ export async function generateContainerConfig(
     ...(ctx.subpather ? { subpather: ctx.subpather } : {}),
     ...(ctx.logger ? { logger: ctx.logger } : {}),
   });
-  if (ctx.etcHosts) {
-    const own = mounts.some((m) => m.containerPath === '/etc/hosts');
-    const hosts = await makeHostsMount(pod, own, { ...ctx.etcHosts, podIPs: ctx.env.podIPs });
-    if (hosts) mounts.push(hosts);
-  }
-
   const logDir = buildContainerLogsDirectory(
     ctx.podLogsRootDirectory,
     m.namespace ?? '',
@@ -370,20 +365,31 @@ export async function generateContainerConfig(
     m.uid ?? '',
     container.name,
   );
-  // The few small file-system writes of a container start are synchronous, as upstream's: on a
-  // local disk each takes microseconds, and through the thread pool it costs several times that
-  // (a hand-off to a worker thread and back per call).
-  fsSync.mkdirSync(logDir, { recursive: true, mode: 0o755 });
-
-  let terminationMessageFile: string | undefined;
   const terminationMessagePath = container.terminationMessagePath ?? '/dev/termination-log';
-  if (terminationMessagePath) {
-    const dir = path.join(ctx.podDir, 'containers', container.name);
-    fsSync.mkdirSync(dir, { recursive: true, mode: 0o750 });
-    terminationMessageFile = path.join(dir, randomBytes(4).toString('hex'));
-    fsSync.writeFileSync(terminationMessageFile, '', { mode: 0o666 });
-    // The umask may have narrowed the mode; the container's user must be able to write.
-    fsSync.chmodSync(terminationMessageFile, 0o666);
+  const terminationMessageFile = terminationMessagePath
+    ? path.join(ctx.podDir, 'containers', container.name, randomBytes(4).toString('hex'))
+    : undefined;
+  // The container's few file-system writes go through the thread pool, all at once: making a
+  // directory or file on a disk takes 0.1 ms or more of kernel time (far more while the disk's
+  // journal is busy), and on the main thread that would hold up every other pod, where
+  // upstream blocks only this pod's goroutine.
+  const [hosts] = await Promise.all([
+    ctx.etcHosts
+      ? makeHostsMount(
+          pod,
+          mounts.some((m) => m.containerPath === '/etc/hosts'),
+          {
+            ...ctx.etcHosts,
+            podIPs: ctx.env.podIPs,
+          },
+        )
+      : undefined,
+    fs.mkdir(logDir, { recursive: true, mode: 0o755 }),
+    terminationMessageFile ? makeTerminationMessageFile(terminationMessageFile) : undefined,
+  ]);
+  if (hosts) mounts.push(hosts);
+
+  if (terminationMessageFile) {
     mounts.push({
       containerPath: path.join('/', terminationMessagePath),
       hostPath: terminationMessageFile,
@@ -435,4 +441,12 @@ export async function generateContainerConfig(
     },
   };
   return terminationMessageFile ? { config, terminationMessageFile } : { config };
+}
+
+/** An empty termination-message file the container's user may write, in a new directory. */
+async function makeTerminationMessageFile(file: string): Promise<void> {
+  await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o750 });
+  await fs.writeFile(file, '', { mode: 0o666 });
+  // The umask may have narrowed the mode; the container's user must be able to write.
+  await fs.chmod(file, 0o666);
 }

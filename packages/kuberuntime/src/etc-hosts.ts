@@ -1,4 +1,4 @@
-import fs from 'node:fs';
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { HostAlias, Pod } from '@kubelet-kit/core';
 import { type Mount, MountPropagation, type PartialMessage } from '@kubelet-kit/cri';
@@ -63,16 +63,15 @@ export async function makeHostsMount(
   const sub = pod.spec?.subdomain;
   const domain = sub ? `${sub}.${pod.metadata?.namespace ?? 'default'}.svc.${o.clusterDomain ?? ''}` : '';
   const hostNetwork = pod.spec?.hostNetwork === true;
-  const nodeHosts = hostNetwork ? readOrEmpty(o.nodeHostsFile ?? '/etc/hosts') : '';
-  // Synchronous, as the container's other small writes (see generateContainerConfig).
-  fs.mkdirSync(o.podDir, { recursive: true, mode: 0o750 });
-  fs.writeFileSync(
+  const nodeHosts = hostNetwork ? await readOrEmpty(o.nodeHostsFile ?? '/etc/hosts') : '';
+  await fs.mkdir(o.podDir, { recursive: true, mode: 0o750 });
+  await fs.writeFile(
     file,
     managedHostsFileContent(o.podIPs, hostname, domain, pod.spec?.hostAliases, hostNetwork, nodeHosts),
     { mode: 0o644 },
   );
   // The umask may have narrowed the mode; every user in the container must read the file.
-  fs.chmodSync(file, 0o644);
+  await fs.chmod(file, 0o644);
   return {
     containerPath: '/etc/hosts',
     hostPath: file,
@@ -82,9 +81,9 @@ export async function makeHostsMount(
   };
 }
 
-function readOrEmpty(file: string): string {
+async function readOrEmpty(file: string): Promise<string> {
   try {
-    return fs.readFileSync(file, 'utf8');
+    return await fs.readFile(file, 'utf8');
   } catch {
     return '';
   }

@@ -23,8 +23,7 @@ const logFilePattern = /^(\d+)\.log/;
 export async function calcRestartCountByLogDir(dir: string): Promise<number> {
   let entries: fsSync.Dirent[];
   try {
-    // Synchronous: one small directory, read once per container start.
-    entries = fsSync.readdirSync(dir, { withFileTypes: true });
+    entries = await fs.readdir(dir, { withFileTypes: true });
   } catch {
     return 0;
   }

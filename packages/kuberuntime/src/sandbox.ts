@@ -1,4 +1,4 @@
-import fsSync from 'node:fs';
+import fs from 'node:fs/promises';
 import { isIP } from 'node:net';
 import type { Pod, RuntimeClassGetter, RuntimeSandboxStatus } from '@kubelet-kit/core';
 import {
@@ -59,8 +59,8 @@ export async function createPodSandbox(
     throw new SandboxCreationError(`Failed to generate sandbox config for pod ${quotedPod}`, err);
   }
   try {
-    // Synchronous, as the container's small writes (see generateContainerConfig).
-    if (config.logDirectory) fsSync.mkdirSync(config.logDirectory, { recursive: true, mode: 0o755 });
+    // Through the thread pool, as the container's writes (see generateContainerConfig).
+    if (config.logDirectory) await fs.mkdir(config.logDirectory, { recursive: true, mode: 0o755 });
   } catch (err) {
     throw new SandboxCreationError(`Failed to create log directory for pod ${quotedPod}`, err);
   }
