@@ -105,6 +105,11 @@ export class DesiredStateOfWorld {
     // fn itself, not a closure per pod: Map passes (value, key, map) and fn reads the value.
     for (const p of this.#pods.values()) p.volumes.forEach(fn);
   }
+
+  /** Calls `fn` for every desired volume of one pod. */
+  forEachVolumeToMountOfPod(uid: string, fn: (volume: VolumeToMount) => void): void {
+    this.#pods.get(uid)?.volumes.forEach(fn);
+  }
 }
 
 /** A volume mounted for a pod (upstream `cache.MountedVolume`). */
@@ -170,5 +175,10 @@ export class ActualStateOfWorld {
   /** Calls `fn` for every mounted volume, as {@link DesiredStateOfWorld.forEachVolumeToMount}. */
   forEach(fn: (volume: ActualVolume) => void): void {
     for (const m of this.#pods.values()) m.forEach(fn);
+  }
+
+  /** Calls `fn` for every mounted volume of one pod. */
+  forEachOfPod(uid: string, fn: (volume: ActualVolume) => void): void {
+    this.#pods.get(uid)?.forEach(fn);
   }
 }

@@ -398,7 +398,9 @@ export class BasicVolumeManager implements VolumeManager {
     const uid = uidOf(pod);
     if (!this.#podState.shouldPodContainersBeTerminating(uid)) this.#addPod(pod);
     this.reprocessPod(uid);
-    this.#kick();
+    // Only this pod's volumes: a pass over every pod for each pod that starts would cost the
+    // square of the pod count (the reconciler's own period covers the rest).
+    this.#kick(uid);
     const unmounted = () => expected.filter((name) => !this.#asw.get(uid, name));
     const deadline = this.#clock.now() + this.#waitTimeoutMs;
     for (;;) {
@@ -554,8 +556,11 @@ export class BasicVolumeManager implements VolumeManager {
     return changed;
   }
 
-  /** Runs one reconcile pass without awaiting it: operations run in the background. */
-  #kick(): void {
+  /**
+   * Runs one reconcile pass without awaiting it, over every pod or one: operations run in the
+   * background.
+   */
+  #kick(uid?: string): void {
     if (this.#abort.signal.aborted && this.#timers.length === 0) return;
     if (!this.#reconstructed) {
       this.#reconstructing ??= this.#reconstruct().finally(() => {
@@ -565,7 +570,11 @@ export class BasicVolumeManager implements VolumeManager {
       });
       return;
     }
-    this.#reconcile();
+    if (uid === undefined) this.#reconcile();
+    else {
+      this.#asw.forEachOfPod(uid, this.#unmountIfUndesired);
+      this.#dsw.forEachVolumeToMountOfPod(uid, this.#mountIfNeeded);
+    }
   }
 
   /** The reconciler pass (upstream `reconciler.reconcile`). */

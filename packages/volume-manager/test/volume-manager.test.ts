@@ -196,6 +196,46 @@ describe('BasicVolumeManager: mount and wait', () => {
     expect(vm.getMountedVolumesForPod('a').size).toBe(5);
   });
 
+  // Every API pod has a token volume: a wait that reconciled every pod's volumes made a burst of
+  // N pod starts cost N² volume checks.
+  it("a pod's wait reconciles that pod's volumes, not every pod's", async () => {
+    let checked = 0;
+    const vm = newManager({
+      // Read by the reconciler once per mounted volume it checks.
+      plugins: [
+        () => ({
+          name: 'test/counting',
+          get requiresRemount() {
+            checked++;
+            return false;
+          },
+          readOnly: false,
+          usesPodVolumeDir: true,
+          canSupport: (v) => v.name === 'counted',
+          getPath: (spec) => spec.podVolumeDir,
+          setUp: async () => {},
+          tearDown: async () => {},
+        }),
+      ],
+    });
+    const counted = (uid: string) => makePod({ uid, volumes: [{ name: 'counted', emptyDir: {} }] });
+    pods = Array.from({ length: 20 }, (_, i) => counted(`p${i}`));
+    vm.start();
+    await advanceUntil(clock, () =>
+      pods.every((p) => vm.getMountedVolumesForPod(p.metadata!.uid!).size === 1),
+    );
+    const late = counted('late');
+    pods = [...pods, late];
+    checked = 0;
+    const wait = track(vm.waitForAttachAndMount(late));
+    // Without the clock moving, no periodic pass runs: the wait alone mounts the pod.
+    for (let i = 0; i < 20 && !wait.done; i++) await new Promise((r) => setImmediate(r));
+    expect(wait.done).toBe(true);
+    expect(vm.getMountedVolumesForPod('late').size).toBe(1);
+    // The 20 other pods' mounted volumes were not checked (a full pass would read 20 or more).
+    expect(checked).toBeLessThanOrEqual(1);
+  });
+
   it('podsChanged makes a pass at once: a pod added is populated without waiting for the idle period', async () => {
     const passes: number[] = [];
     const vm = newManager({
