@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import type { Pod } from '@kubelet-kit/core';
+import type { Pod, Volume } from '@kubelet-kit/core';
 import { advanceUntil, FakeClock, InMemoryEventRecorder } from '@kubelet-kit/core/testing';
 import {
   BasicVolumeManager,
@@ -8,6 +8,7 @@ import {
   SystemMounter,
   type VolumeManagerOptions,
   VolumeMountTimeoutError,
+  type VolumePlugin,
 } from '@kubelet-kit/volume-manager';
 import { FakeMounter, FakeObjectGetter, FakeTokenGetter } from '@kubelet-kit/volume-manager/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -57,6 +58,25 @@ function appPod(uid = 'uid-1'): Pod {
         downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }] },
       },
     ],
+  });
+}
+
+/** A plugin whose content is its pod volume directory, with hooks to count what it is asked. */
+function countingPlugin(hooks: {
+  canSupport: (volume: Volume) => boolean;
+  requiresRemount?: () => boolean;
+}): () => VolumePlugin {
+  return () => ({
+    name: 'test/counting',
+    get requiresRemount() {
+      return hooks.requiresRemount?.() ?? false;
+    },
+    readOnly: false,
+    usesPodVolumeDir: true,
+    canSupport: hooks.canSupport,
+    getPath: (spec) => spec.podVolumeDir,
+    setUp: async () => {},
+    tearDown: async () => {},
   });
 }
 
@@ -165,18 +185,11 @@ describe('BasicVolumeManager: mount and wait', () => {
     const vm = newManager({
       // Asked about every volume each time a pod's volumes are built; claims none.
       plugins: [
-        () => ({
-          name: 'test/counting',
-          requiresRemount: false,
-          readOnly: false,
-          usesPodVolumeDir: true,
+        countingPlugin({
           canSupport: () => {
             looked++;
             return false;
           },
-          getPath: (spec) => spec.podVolumeDir,
-          setUp: async () => {},
-          tearDown: async () => {},
         }),
       ],
     });
@@ -201,20 +214,14 @@ describe('BasicVolumeManager: mount and wait', () => {
   it("a pod's wait reconciles that pod's volumes, not every pod's", async () => {
     let checked = 0;
     const vm = newManager({
-      // Read by the reconciler once per mounted volume it checks.
       plugins: [
-        () => ({
-          name: 'test/counting',
-          get requiresRemount() {
+        countingPlugin({
+          canSupport: (v) => v.name === 'counted',
+          // Read by the reconciler once per mounted volume it checks.
+          requiresRemount: () => {
             checked++;
             return false;
           },
-          readOnly: false,
-          usesPodVolumeDir: true,
-          canSupport: (v) => v.name === 'counted',
-          getPath: (spec) => spec.podVolumeDir,
-          setUp: async () => {},
-          tearDown: async () => {},
         }),
       ],
     });
