@@ -9,9 +9,7 @@ interface Converted {
   readonly uid: string;
   readonly podName: string;
   readonly podNamespace: string;
-  /** Epoch ms (sandboxes only). */
-  readonly createdAtMs: number;
-  /** The item's own `createdAt` (ns), to order a pod's items newest first. */
+  /** The item's own `createdAt` (ns): a pod's items go newest first; its newest sandbox dates it. */
   readonly createdAtNs: number;
   readonly container: RuntimeContainer;
   readonly isSandbox: boolean;
@@ -130,7 +128,6 @@ export class PodListing {
       uid: info.podUid || s.metadata?.uid || '',
       podName: s.metadata?.name ?? info.podName,
       podNamespace: s.metadata?.namespace ?? info.podNamespace,
-      createdAtMs: nsToMs(s.createdAt),
       createdAtNs: s.createdAt,
       container: {
         id: { type: this.#runtimeName, id: s.id },
@@ -156,7 +153,6 @@ export class PodListing {
       uid: info.podUid,
       podName: info.podName,
       podNamespace: info.podNamespace,
-      createdAtMs: 0,
       createdAtNs: c.createdAt,
       container: {
         id: { type: this.#runtimeName, id: c.id },
@@ -182,13 +178,12 @@ function makePod(p: PodItems): RuntimePod {
   p.sandboxes.sort(newestFirst);
   p.containers.sort(newestFirst);
   const named = p.sandboxes[0] ?? (p.containers[0] as Converted);
-  let createdAt = 0;
-  for (const s of p.sandboxes) createdAt = Math.max(createdAt, s.createdAtMs);
   return {
     id: p.uid,
     name: named.podName,
     namespace: named.podNamespace,
-    createdAt,
+    // Sandboxes are newest first; a pod of containers only was never created.
+    createdAt: p.sandboxes[0] ? nsToMs(p.sandboxes[0].createdAtNs) : 0,
     containers: p.containers.map((c) => c.container),
     sandboxes: p.sandboxes.map((c) => c.container),
   };
