@@ -126,6 +126,8 @@ class PodSyncStatus {
   finished = false;
   restartRequested = false;
   observedRuntime = false;
+  /** What the last `syncKnownPods` said of this worker, handed out again while it still holds. */
+  lastSync: PodWorkerSync | undefined;
 
   constructor(
     readonly fullname: string,
@@ -632,19 +634,30 @@ export class BasicPodWorkers implements PodWorkers {
     for (const pod of desiredPods) known.add(pod.metadata?.uid ?? '');
 
     this.#podsSynced = true;
-    for (const [uid, status] of [...this.#podSyncStatuses]) {
+    // Housekeeping calls this every 2 s over every pod: no copy of the map (a worker removed
+    // below is the entry being visited, which a Map's iteration allows), and a worker whose
+    // answer has not changed gets the same object as last time.
+    for (const [uid, status] of this.#podSyncStatuses) {
       // Forget an undesired pod (bounds the history kept) or one whose UID was reused (so the
       // caller can send a new create at once); both only once their worker finished.
       const orphan = !known.has(uid);
       if ((status.restartRequested || orphan) && this.#removeTerminatedWorker(uid, status, orphan)) continue;
       const config = status.activeUpdate ?? status.pendingUpdate;
       const pod = config?.pod;
-      workers.set(uid, {
-        state: status.workType(),
-        orphan,
-        hasConfig: pod !== undefined,
-        static: pod !== undefined && isStaticPod(pod),
-      });
+      const state = status.workType();
+      const hasConfig = pod !== undefined;
+      const isStatic = pod !== undefined && isStaticPod(pod);
+      let sync = status.lastSync;
+      if (
+        sync?.state !== state ||
+        sync.orphan !== orphan ||
+        sync.hasConfig !== hasConfig ||
+        sync.static !== isStatic
+      ) {
+        sync = Object.freeze({ state, orphan, hasConfig, static: isStatic });
+        status.lastSync = sync;
+      }
+      workers.set(uid, sync);
     }
     return workers;
   }

@@ -235,3 +235,25 @@ test('restartRequested on a worker that is still terminating: kept until it fini
   await h.drain();
   expect(h.workers.syncKnownPods([pod]).has('1')).toBe(false);
 });
+
+// Housekeeping asks every 2 s about every worker: an unchanged worker's answer is the object
+// given last time, and a changed one gets a new, right answer.
+test('syncKnownPods gives an unchanged worker the same answer object, a changed one a new one', async () => {
+  const h = harness();
+  const w = h.workers;
+  const pod = newNamedPod('1', 'ns', 'p');
+  w.updatePod({ updateType: 'update', pod });
+  await h.drain();
+  const first = w.syncKnownPods([pod]).get('1');
+  expect(first).toEqual({ state: 'sync', orphan: false, hasConfig: true, static: false });
+  expect(Object.isFrozen(first)).toBe(true);
+  expect(w.syncKnownPods([pod]).get('1')).toBe(first);
+
+  w.updatePod({ updateType: 'kill', pod });
+  await h.drain();
+  const killed = w.syncKnownPods([pod]).get('1');
+  expect(killed).not.toBe(first);
+  expect(killed).toEqual({ state: 'terminated', orphan: false, hasConfig: true, static: false });
+  expect(w.syncKnownPods([pod]).get('1')).toBe(killed);
+  await w.whenIdle();
+});

@@ -350,7 +350,9 @@ export class PodStatusManager implements StatusManager {
 
   removeOrphanedStatuses(podUids: Iterable<string>): void {
     const keep = podUids instanceof Set ? (podUids as ReadonlySet<string>) : new Set(podUids);
-    for (const uid of [...this.#podStatuses.keys()]) {
+    // Housekeeping calls this every 2 s: no copy of the keys (deleting the key being visited is
+    // allowed while iterating a Map).
+    for (const uid of this.#podStatuses.keys()) {
       if (!keep.has(uid)) {
         this.#logger.debug({ podUid: uid }, 'removing pod from status map');
         this.#podStatuses.delete(uid);
