@@ -98,7 +98,7 @@ async function burstFloor(label) {
   );
   return (performance.now() - start) / 1000;
 }
-// Before and after the burst, the faster counting: the disk's speed drifts on these machines.
+// Before and after the burst; the faster of the two is the floor (this disk's speed drifts).
 const floorBefore = await burstFloor('before');
 
 const burstRoot = await fs.mkdtemp(path.join(burstWork, 'agent-'));

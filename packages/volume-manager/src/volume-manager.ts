@@ -472,16 +472,13 @@ export class BasicVolumeManager implements VolumeManager {
   #waitForChange(uid: string, ms: number, signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise((resolve, reject) => {
-      let waiters = this.#changeWaiters.get(uid);
-      if (!waiters) {
-        waiters = new Set();
-        this.#changeWaiters.set(uid, waiters);
-      }
-      const mine = waiters;
+      const waiters = this.#changeWaiters.get(uid) ?? new Set();
+      this.#changeWaiters.set(uid, waiters);
+      // A pod's set goes when its last wait does, so a new wait finds none and makes its own.
       const forget = () => {
         timer.cancel();
-        mine.delete(done);
-        if (mine.size === 0 && this.#changeWaiters.get(uid) === mine) this.#changeWaiters.delete(uid);
+        waiters.delete(done);
+        if (waiters.size === 0) this.#changeWaiters.delete(uid);
       };
       const done = () => {
         forget();
@@ -493,7 +490,7 @@ export class BasicVolumeManager implements VolumeManager {
         reject(signal?.reason);
       };
       const timer = this.#clock.setTimeout(done, ms);
-      mine.add(done);
+      waiters.add(done);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
