@@ -3,7 +3,8 @@
 // (`strict`, `skipLibCheck: false`, `module: nodenext`) that imports every entry point, and run:
 // every entry point through `import` and through `require`, a file-source-only pod-config
 // program in a project holding only pod-config and what it needs, and a runtime-only
-// kuberuntime program over cri's in-memory CRI in a project holding only those.
+// kuberuntime program over cri's in-memory CRI in a project holding only those, and the
+// apiserver package's own bundle of client-node's parts.
 // Needs `npm run build` first (scripts/test.sh does it) and the npm registry for third-party
 // dependencies (`--prefer-offline`: the npm cache answers most of them).
 import { execFile } from 'node:child_process';
@@ -123,7 +124,7 @@ async function compile(dir: string, tsconfig: object): Promise<string> {
     path.join(src, 'entries-cjs.cts'),
     specifiers.map((s, i) => `import ${id(i)} = require('${s}');\n`).join('') + counts,
   );
-  for (const f of ['file-source.ts', 'runtime.ts'])
+  for (const f of ['file-source.ts', 'runtime.ts', 'client-node.ts'])
     fs.copyFileSync(path.join(fixtures, f), path.join(src, f));
   return sh(process.execPath, [tsc, '-p', dir], dir).then(
     () => '',
@@ -245,5 +246,19 @@ describe('consumer of the packed packages', () => {
     fs.copyFileSync(path.join(full, 'build/runtime.js'), path.join(runtimeOnly, 'runtime.js'));
     const out = JSON.parse(await sh(process.execPath, ['runtime.js'], runtimeOnly));
     expect(out).toMatchObject({ sandbox: 'ready', containers: ['app:running'] });
+  });
+
+  it("loads apiserver's client-node parts from its bundle, not client-node's modules", async () => {
+    const out = JSON.parse(await sh(process.execPath, ['build/client-node.js'], full));
+    expect(out).toMatchObject({
+      viaOwn: ['web'],
+      resourceVersion: '7',
+      mixed: ['web'],
+      reverse: ['web'],
+      authorizations: ['Bearer secret-token', 'Bearer secret-token', 'Bearer secret-token'],
+      clientNodeModulesBefore: 0,
+    });
+    // The check of the hook itself: client-node's index, once imported, is seen.
+    expect(out.clientNodeModulesAfter).toBeGreaterThan(100);
   });
 });

@@ -6,6 +6,7 @@ import type { Clock, CoreV1Event, Logger } from '@kubelet-kit/core';
 import type { CoreV1Api } from '@kubernetes/client-node';
 import { httpStatusOf } from './api-errors.js';
 import type { EventCorrelator, EventPatch } from './event-correlator.js';
+import { loadClientNode } from './load-client-node.js';
 import { toPlainObject } from './status-sink.js';
 
 /** Attempts to write one event before it is dropped (upstream `maxTriesPerEvent`). @public */
@@ -63,7 +64,7 @@ export class ApiserverEventSink implements EventSink {
     const namespace = event.metadata?.namespace || 'default';
     const name = event.metadata?.name;
     if (!name) throw new Error('event patch: the event has no metadata.name');
-    const { PatchStrategy, setHeaderOptions } = await import('@kubernetes/client-node');
+    const { PatchStrategy, setHeaderOptions } = await loadClientNode();
     const updated = await this.#api.patchNamespacedEvent(
       { name, namespace, body: patch },
       setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),

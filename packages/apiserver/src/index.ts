@@ -44,6 +44,7 @@ export {
   type LeaseCoordinationApi,
   type NodeReadApi,
 } from './lease-client.js';
+export { type ClientNodeModule, loadClientNode } from './load-client-node.js';
 export {
   ApiserverMirrorClient,
   type ApiserverMirrorClientOptions,

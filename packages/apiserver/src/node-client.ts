@@ -2,6 +2,7 @@ import { type Node, type NodeApi, NodeApiError, type NodeApiErrorCode } from '@k
 // Types only: the client is loaded with the agent's kubeconfig.
 import type { CoreV1Api } from '@kubernetes/client-node';
 import { httpStatusOf } from './api-errors.js';
+import { loadClientNode } from './load-client-node.js';
 import { toPlainObject } from './status-sink.js';
 
 /**
@@ -79,7 +80,7 @@ export class ApiserverNodeClient implements NodeApi {
   ): Promise<Node> {
     signal?.throwIfAborted();
     try {
-      const { PatchStrategy, setHeaderOptions } = await import('@kubernetes/client-node');
+      const { PatchStrategy, setHeaderOptions } = await loadClientNode();
       // client-node 1.x sends JSON Patch unless told otherwise; node status is a strategic merge.
       const updated = await this.#api.patchNodeStatus(
         { name, body: patch },

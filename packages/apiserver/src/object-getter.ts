@@ -3,6 +3,7 @@ import { noopLogger, RealClock } from '@kubelet-kit/core';
 // Types only: the client is loaded on the first read (it costs tens of MiB to load).
 import type { CoreV1Api, KubeConfig, V1ObjectMeta } from '@kubernetes/client-node';
 import { httpStatusOf } from './api-errors.js';
+import { loadClientNode } from './load-client-node.js';
 
 /**
  * Options of {@link ApiserverObjectGetter}.
@@ -64,7 +65,7 @@ export class ApiserverObjectGetter implements ObjectGetter {
   }
 
   #client(): Promise<CoreV1Api> {
-    this.#api ??= import('@kubernetes/client-node').then((m) => this.#kubeConfig.makeApiClient(m.CoreV1Api));
+    this.#api ??= loadClientNode().then((m) => this.#kubeConfig.makeApiClient(m.CoreV1Api));
     return this.#api;
   }
 

@@ -21,6 +21,7 @@ import { type PodSource, PodSourceError, type PodSourceSink, validatePod } from 
 // of MiB, which an agent without an API server should not pay).
 import type { KubeConfig } from '@kubernetes/client-node';
 import { asError, reportError } from './api-errors.js';
+import { loadClientNode } from './load-client-node.js';
 import { Reflector, withTypeMeta } from './reflector.js';
 
 /**
@@ -304,7 +305,7 @@ export class ApiserverSource implements PodSource {
     this.#reflector = new Reflector({
       kubeConfig: async () => kubeConfig,
       list: async (kc, listOptions) => {
-        const { CoreV1Api } = await import('@kubernetes/client-node');
+        const { CoreV1Api } = await loadClientNode();
         return kc.makeApiClient(CoreV1Api).listPodForAllNamespaces({ fieldSelector }, listOptions);
       },
       watchPath: '/api/v1/pods',

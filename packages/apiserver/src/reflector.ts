@@ -13,6 +13,7 @@ import type {
   Watch,
 } from '@kubernetes/client-node';
 import { asError, httpStatusOf } from './api-errors.js';
+import { loadClientNode } from './load-client-node.js';
 
 /** The `Status` object of a watch `ERROR` event. */
 export interface WatchErrorStatus {
@@ -202,7 +203,7 @@ export class Reflector {
           continue;
         }
       }
-      const { Watch } = await import('@kubernetes/client-node');
+      const { Watch } = await loadClientNode();
       // Stopped during the list or the import: an abort listener added now would never fire.
       if (signal.aborted) return;
       const outcome = await this.#watchOnce(kc, Watch, signal);
@@ -252,7 +253,7 @@ export class Reflector {
   }
 
   async #list(kc: KubeConfig, signal: AbortSignal): Promise<void> {
-    const { Observable, ResponseContext } = await import('@kubernetes/client-node');
+    const { Observable, ResponseContext } = await loadClientNode();
     const { clock } = this.#settings;
     const { listTimeoutMs } = this.#options;
     const listAbort = new AbortController();

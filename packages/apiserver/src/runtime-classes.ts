@@ -14,6 +14,7 @@ import {
 // pays for it).
 import type { KubeConfig } from '@kubernetes/client-node';
 import { asError, reportError } from './api-errors.js';
+import { loadClientNode } from './load-client-node.js';
 import { Reflector, withTypeMeta } from './reflector.js';
 
 /**
@@ -93,7 +94,7 @@ export class ApiserverRuntimeClassList implements RuntimeClassGetter {
     this.#reflector = new Reflector({
       kubeConfig: typeof kc === 'function' ? kc : async () => kc,
       list: async (kubeConfig, listOptions) => {
-        const { NodeV1Api } = await import('@kubernetes/client-node');
+        const { NodeV1Api } = await loadClientNode();
         return kubeConfig.makeApiClient(NodeV1Api).listRuntimeClass({}, listOptions);
       },
       watchPath: '/apis/node.k8s.io/v1/runtimeclasses',

@@ -15,6 +15,7 @@ import {
 // pays for it).
 import type { KubeConfig } from '@kubernetes/client-node';
 import { asError, reportError } from './api-errors.js';
+import { loadClientNode } from './load-client-node.js';
 import { OfflineMirror } from './offline-mirror.js';
 import { Reflector, withTypeMeta } from './reflector.js';
 
@@ -97,7 +98,7 @@ export class ApiserverServiceLister implements ServiceLister {
     this.#reflector = new Reflector({
       kubeConfig: typeof kc === 'function' ? kc : async () => kc,
       list: async (kubeConfig, listOptions) => {
-        const { CoreV1Api } = await import('@kubernetes/client-node');
+        const { CoreV1Api } = await loadClientNode();
         return kubeConfig
           .makeApiClient(CoreV1Api)
           .listServiceForAllNamespaces({ fieldSelector }, listOptions);

@@ -13,6 +13,7 @@ import {
 // Types only: the client is loaded on the first write (it costs tens of MiB to load).
 import type { CoreV1Api } from '@kubernetes/client-node';
 import { httpStatusOf, isUnreachable } from './api-errors.js';
+import { loadClientNode } from './load-client-node.js';
 
 /**
  * The part of `CoreV1Api` (object-parameter form, client-node 1.4) the sink calls.
@@ -263,7 +264,7 @@ export class ApiserverStatusSink implements StatusSink {
       if (!patch) return { outcome: 'unchanged', pod: apiPod };
       options.signal?.throwIfAborted();
       try {
-        const { PatchStrategy, setHeaderOptions } = await import('@kubernetes/client-node');
+        const { PatchStrategy, setHeaderOptions } = await loadClientNode();
         const updated = await this.#api.patchNamespacedPodStatus(
           { name, namespace, body: { metadata: { uid }, status: patch } },
           setHeaderOptions('Content-Type', PatchStrategy.MergePatch),

@@ -23,6 +23,7 @@ import {
 // Types only: the client is loaded when the first watch starts.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { asError, isUnreachable, reportError } from './api-errors.js';
+import { loadClientNode } from './load-client-node.js';
 import { ApiserverObjectGetter } from './object-getter.js';
 import { Reflector, type ReflectorTuning, withTypeMeta } from './reflector.js';
 
@@ -335,7 +336,7 @@ export class WatchingObjectGetter implements ObjectGetter {
       reflector: new Reflector({
         kubeConfig: this.#kubeConfig,
         list: async (kubeConfig, listOptions) => {
-          const { CoreV1Api } = await import('@kubernetes/client-node');
+          const { CoreV1Api } = await loadClientNode();
           const api = kubeConfig.makeApiClient(CoreV1Api);
           return kind === 'ConfigMap'
             ? api.listNamespacedConfigMap({ namespace, fieldSelector }, listOptions)

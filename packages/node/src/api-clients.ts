@@ -12,6 +12,7 @@ import {
   ApiserverStatusSink,
   DiskOfflineStore,
   kubeletUserAgent,
+  loadClientNode,
   type MirrorPodApi,
   nodeApiWithStore,
   type PodStatusApi,
@@ -130,7 +131,7 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
   let kubeConfigLoad: Promise<KubeConfig> | undefined;
   const kubeConfig = kubeconfigPath
     ? () =>
-        (kubeConfigLoad ??= import('@kubernetes/client-node').then(({ KubeConfig }) => {
+        (kubeConfigLoad ??= loadClientNode().then(({ KubeConfig }) => {
           const kc = new KubeConfig();
           kc.loadFromFile(kubeconfigPath);
           // Every request and watch says it is a kubelet (upstream's User-Agent shape).
@@ -177,7 +178,7 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
   if (kubeConfig) {
     let client: Promise<PodStatusApi & MirrorPodApi> | undefined;
     const api = () =>
-      (client ??= Promise.all([kubeConfig(), import('@kubernetes/client-node')]).then(([kc, m]) =>
+      (client ??= Promise.all([kubeConfig(), loadClientNode()]).then(([kc, m]) =>
         kc.makeApiClient(m.CoreV1Api),
       ));
     // Static pods show on the API server through their mirror pods.
@@ -210,7 +211,7 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
   const tokenManager = kubeConfig
     ? new TokenManager({
         requestToken: serviceAccountTokenRequester(async () => {
-          const [kc, m] = await Promise.all([kubeConfig(), import('@kubernetes/client-node')]);
+          const [kc, m] = await Promise.all([kubeConfig(), loadClientNode()]);
           return kc.makeApiClient(m.CoreV1Api);
         }),
         clock,
@@ -225,11 +226,11 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
     let core: Promise<CoreV1Api> | undefined;
     let coordination: Promise<CoordinationV1Api> | undefined;
     const coreApi = () =>
-      (core ??= Promise.all([kubeConfig(), import('@kubernetes/client-node')]).then(([kc, m]) =>
+      (core ??= Promise.all([kubeConfig(), loadClientNode()]).then(([kc, m]) =>
         kc.makeApiClient(m.CoreV1Api),
       ));
     const coordinationApi = () =>
-      (coordination ??= Promise.all([kubeConfig(), import('@kubernetes/client-node')]).then(([kc, m]) =>
+      (coordination ??= Promise.all([kubeConfig(), loadClientNode()]).then(([kc, m]) =>
         kc.makeApiClient(m.CoordinationV1Api),
       ));
     eventRecorder = new ApiserverEventRecorder({
@@ -269,7 +270,7 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
   if (kubeConfig) {
     let nodeClient: Promise<ApiserverNodeClient> | undefined;
     const client = () =>
-      (nodeClient ??= Promise.all([kubeConfig(), import('@kubernetes/client-node')]).then(
+      (nodeClient ??= Promise.all([kubeConfig(), loadClientNode()]).then(
         ([kc, m]) => new ApiserverNodeClient({ api: kc.makeApiClient(m.CoreV1Api) }),
       ));
     nodeApi = {

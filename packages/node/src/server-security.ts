@@ -2,7 +2,7 @@
 // today's loopback HTTP and HTTPS with authentication, from the agent's options.
 
 import net from 'node:net';
-import { subjectAccessReviewer, tokenReviewer } from '@kubelet-kit/apiserver';
+import { loadClientNode, subjectAccessReviewer, tokenReviewer } from '@kubelet-kit/apiserver';
 import type { Clock, Logger, ReviewSubjectAccess, ReviewToken } from '@kubelet-kit/core';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeletAuth, type KubeletAuthorizationMode } from './server-auth.js';
@@ -102,7 +102,7 @@ export function serverSecurity(o: {
 function tokenReview(kubeConfig: () => Promise<KubeConfig>): ReviewToken {
   let reviewer: Promise<ReviewToken> | undefined;
   return async (...args) => {
-    reviewer ??= Promise.all([kubeConfig(), import('@kubernetes/client-node')]).then(([kc, m]) =>
+    reviewer ??= Promise.all([kubeConfig(), loadClientNode()]).then(([kc, m]) =>
       tokenReviewer(kc.makeApiClient(m.AuthenticationV1Api)),
     );
     return (await reviewer)(...args);
@@ -112,7 +112,7 @@ function tokenReview(kubeConfig: () => Promise<KubeConfig>): ReviewToken {
 function accessReview(kubeConfig: () => Promise<KubeConfig>): ReviewSubjectAccess {
   let reviewer: Promise<ReviewSubjectAccess> | undefined;
   return async (...args) => {
-    reviewer ??= Promise.all([kubeConfig(), import('@kubernetes/client-node')]).then(([kc, m]) =>
+    reviewer ??= Promise.all([kubeConfig(), loadClientNode()]).then(([kc, m]) =>
       subjectAccessReviewer(kc.makeApiClient(m.AuthorizationV1Api)),
     );
     return (await reviewer)(...args);
