@@ -5,7 +5,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
-export const cliPath = path.join(repoRoot, 'packages/node/dist/cli.js');
+/** What the command loads: the CLI as the node package's build bundles it. */
+export const cliPath = path.join(repoRoot, 'packages/node/dist/agent/cli.js');
 /** The `kubelet-kit` command as npm links it: its first line (`env -S node <flags>`) gives Node's flags. */
 const binPath = path.join(repoRoot, 'packages/node/bin/kubelet-kit.js');
 
@@ -50,7 +51,7 @@ export async function startAgent({
     process.execPath,
     [
       ...nodeArgs,
-      cliPath,
+      binPath,
       'run',
       '--pod-manifest-path',
       manifestDir,

@@ -6,10 +6,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
+import { writeBundleLicences } from '../../../scripts/bundle-licences.mjs';
 
 const pkgDir = path.resolve(import.meta.dirname, '..');
 const outfile = path.join(pkgDir, 'dist/client-node.js');
 const result = await build({
+  absWorkingDir: pkgDir,
   entryPoints: [path.join(pkgDir, 'src/client-node.ts')],
   outfile,
   bundle: true,
@@ -30,22 +32,10 @@ const result = await build({
 // tsc's source map describes the re-export, not the bundle.
 fs.rmSync(`${outfile}.map`, { force: true });
 
-// The bundle redistributes client-node and its dependencies: each one's licence goes beside it.
-const packageDirs = new Set();
-for (const input of Object.keys(result.metafile.inputs)) {
-  const m = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input);
-  if (m) packageDirs.add(path.resolve(pkgDir, m[1]));
-}
-const notices = [...packageDirs]
-  .map((dir) => {
-    const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
-    const licenceFile = fs.readdirSync(dir).find((f) => /^licen[cs]e/i.test(f));
-    const text = licenceFile ? fs.readFileSync(path.join(dir, licenceFile), 'utf8').trim() : '';
-    return { id: `${pkg.name}@${pkg.version}`, licence: pkg.license ?? 'see the package', text };
-  })
-  .sort((a, b) => a.id.localeCompare(b.id))
-  .map((n) => `${n.id} (${n.licence})\n\n${n.text}`.trim());
-fs.writeFileSync(
+// The bundle redistributes client-node and its dependencies: their licences go beside it.
+writeBundleLicences(
+  result.metafile,
+  pkgDir,
   path.join(pkgDir, 'dist/client-node.licenses.txt'),
-  `dist/client-node.js bundles these packages:\n\n${notices.join('\n\n----\n\n')}\n`,
+  'dist/client-node.js bundles these packages:',
 );

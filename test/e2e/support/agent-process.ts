@@ -10,7 +10,8 @@ import { RuntimeServiceClient } from '@kubelet-kit/cri';
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 // The command as `npx kubelet-kit` finds it: the bin npm linked for the workspace package.
 export const cliPath = path.join(repoRoot, 'node_modules/.bin/kubelet-kit');
-const builtCli = path.join(repoRoot, 'packages/node/dist/cli.js');
+// What the command runs: the CLI as bundled by the node package's build.
+const builtCli = path.join(repoRoot, 'packages/node/dist/agent/cli.js');
 export const busybox = process.env.KUBELET_KIT_BUSYBOX_IMAGE ?? 'localhost/kubelet-kit/busybox:1.0';
 
 /** The CRI endpoint of the private containerd; fails loudly when the harness is not up. */
