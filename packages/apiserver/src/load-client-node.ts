@@ -15,6 +15,8 @@ import type {
 /**
  * The values of `@kubernetes/client-node` that kubelet-kit's adapters use at run time, with
  * client-node's own types.
+ *
+ * @public
  */
 export interface ClientNodeModule {
   readonly AuthenticationV1Api: typeof AuthenticationV1Api;
@@ -35,6 +37,8 @@ export interface ClientNodeModule {
  * instead of client-node's index (about 52 MiB of RSS against 10; see the package README). A
  * caller that builds clients for the adapters uses these, so one process loads one copy; a
  * KubeConfig or API client of the caller's own client-node works with the adapters as well.
+ *
+ * @public
  */
 export function loadClientNode(): Promise<ClientNodeModule> {
   return import('./client-node.js');
