@@ -5,9 +5,9 @@
 // them, comments and all, cost it about 3 MiB more RSS idle than this (see the README's
 // "Footprint"). Minified identifiers saved 3 MiB more, but the names esbuild's keepNames then
 // puts back at run time cost CPU, and without it logs would name errors by mangled classes.
-// dist/cli.js stays, the
-// same program unbundled, for readable stack traces. Runs after the other packages' builds
-// (scripts/build.mjs runs postbuild steps in directory order, and it needs apiserver's and cri's).
+// dist/cli.js stays, the same program unbundled, for readable stack traces. Runs after the other
+// packages' builds (scripts/build.mjs runs postbuild steps in directory order, and it needs
+// apiserver's and cri's).
 import fs from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
