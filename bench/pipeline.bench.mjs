@@ -96,7 +96,7 @@ async function runLevels(started, work) {
         `the first after ${result.firstRunningSeconds?.toFixed(2) ?? '-'} s, ` +
         `${result.cpuMsPerPod.toFixed(2)} CPU ms/pod, ${result.bytesPerPod.toFixed(0)} B/pod heap+external, ${(result.rssPerPod / 1024).toFixed(1)} KiB/pod RSS, ` +
         `PLEG relists ${result.relists} (mean ${result.relistMeanMs.toFixed(0)} ms), ` +
-        `${result.problems} warnings/errors${result.firstProblem ? ` (first: ${result.firstProblem})` : ''}`,
+        `${result.problems} warnings/errors${result.firstProblem ? ` (first: ${result.firstProblem}; by message: ${JSON.stringify(result.problemKinds)})` : ''}`,
     );
     done.push({ n, totalMs, ...result });
     if (result.running < n) {
@@ -298,8 +298,13 @@ async function runLevel(n, timeoutMs, workDir) {
     : benchWorkDir('kk-pipeline-bench-');
   let problems = 0;
   let firstProblem;
+  // Kinds of warnings and errors by message, for the note: a benchmark that logs one per pod
+  // measures that, not the pipeline.
+  const problemKinds = new Map();
   const problem = (fields, msg) => {
     problems++;
+    const kind = String(typeof fields === 'string' ? fields : (msg ?? '')).slice(0, 80);
+    problemKinds.set(kind, (problemKinds.get(kind) ?? 0) + 1);
     firstProblem ??= `${msg ?? ''} ${JSON.stringify(fields)}`.slice(0, 300);
   };
   const noop = () => {};
@@ -369,6 +374,7 @@ async function runLevel(n, timeoutMs, workDir) {
     relistMeanMs: count ? (sum / count) * 1000 : 0,
     problems,
     firstProblem,
+    problemKinds: [...problemKinds].sort((a, b) => b[1] - a[1]).slice(0, 5),
   };
   await agent.stop().catch(() => {});
   server.send('close');

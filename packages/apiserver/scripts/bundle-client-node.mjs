@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { writeBundleLicences } from '../../../scripts/bundle-licences.mjs';
+import { assertOneByteSources } from '../../../scripts/bundle-one-byte.mjs';
 
 const pkgDir = path.resolve(import.meta.dirname, '..');
 const outfile = path.join(pkgDir, 'dist/client-node.js');
@@ -31,6 +32,7 @@ const result = await build({
 });
 // tsc's source map describes the re-export, not the bundle.
 fs.rmSync(`${outfile}.map`, { force: true });
+assertOneByteSources([outfile]);
 
 // The bundle redistributes client-node and its dependencies: their licences go beside it.
 writeBundleLicences(

@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { writeBundleLicences } from '../../../scripts/bundle-licences.mjs';
+import { assertOneByteSources } from '../../../scripts/bundle-one-byte.mjs';
 
 const pkgDir = path.resolve(import.meta.dirname, '..');
 const outdir = path.join(pkgDir, 'dist/agent');
@@ -46,6 +47,7 @@ if (!entry.includes('--heap-growing-percent=')) {
     'bundle-agent: dist/agent/cli.js lost the V8 tuning (is apply-v8-tuning.js in sideEffects?)',
   );
 }
+assertOneByteSources(Object.keys(result.metafile.outputs).map((file) => path.resolve(pkgDir, file)));
 writeBundleLicences(
   result.metafile,
   pkgDir,
