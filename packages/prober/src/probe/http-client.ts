@@ -1,5 +1,15 @@
+import { createRequire } from 'node:module';
 import net, { type Socket } from 'node:net';
-import tls from 'node:tls';
+import type * as Tls from 'node:tls';
+
+// node:tls is required on the first HTTPS probe, not imported: Node builds an ES import's
+// namespace by reading every export, and reading `tls.rootCertificates` parses the bundled CA
+// store, which a probe (no certificate checks) never uses.
+let tlsModule: typeof Tls | undefined;
+const loadTls = (): typeof Tls => {
+  tlsModule ??= createRequire(import.meta.url)('node:tls') as typeof Tls;
+  return tlsModule;
+};
 
 /**
  * A minimal HTTP/1.1 GET client for probes: one fresh connection per request (`Connection:
@@ -153,7 +163,7 @@ class ProbeRequest implements ProbeHttpExchange {
     });
     let socket: Socket;
     if (target.secure) {
-      socket = tls.connect({
+      socket = loadTls().connect({
         host: target.host,
         port: target.port,
         rejectUnauthorized: false,
