@@ -1,7 +1,7 @@
 import { type Container, ContainerState, type ListContainersResponse } from '@kubelet-kit/cri';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { ListResponseDecoder, messageCodec, sameFieldsAnyMapOrder } from '../src/codec.js';
+import { FieldComparison, ListResponseDecoder, messageCodec, sameFieldsAnyMapOrder } from '../src/codec.js';
 import { containerConfig, harness, sandboxConfig } from './helpers.js';
 
 const response = messageCodec<ListContainersResponse>('ListContainersResponse');
@@ -236,6 +236,29 @@ describe('map entries in another order (as Go writes them) are the same item', (
         expect(sameFieldsAnyMapOrder(a, 0, a.length, b, 0, b.length, new Set([8, 9]))).toBe(same);
       }),
       { numRuns: 500 },
+    );
+  });
+
+  test('property: one workspace reused across comparisons of any size answers as the comparison does', () => {
+    const item = messageCodec<Container>('Container');
+    const text = fc.string({ maxLength: 4 });
+    // Up to 60 map entries with the other fields: the tables grow past their first 32 fields.
+    const map = fc.dictionary(text, text, { maxKeys: 30 });
+    const arb = fc.record({
+      id: fc.constantFrom('a', 'b'),
+      state: fc.constantFrom(0, 1),
+      labels: map,
+      annotations: map,
+    });
+    const work = new FieldComparison();
+    fc.assert(
+      fc.property(arb, arb, fc.boolean(), (x, y, shuffle) => {
+        const a = item.encode(x);
+        const b = item.encode(shuffle ? reversedMaps(x) : y);
+        const same = JSON.stringify(canonical(item.decode(a))) === JSON.stringify(canonical(item.decode(b)));
+        expect(sameFieldsAnyMapOrder(a, 0, a.length, b, 0, b.length, new Set([8, 9]), work)).toBe(same);
+      }),
+      { numRuns: 300 },
     );
   });
 });
