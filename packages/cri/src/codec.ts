@@ -101,12 +101,12 @@ const maxComparedMapEntries = 64;
 
 /** (field number, start, end) triples, in a typed array kept from one use to the next. */
 class FieldTable {
-  data = new Float64Array(3 * 32);
+  data = new Int32Array(3 * 32);
   length = 0;
 
   push(field: number, start: number, end: number): void {
     if (this.length + 3 > this.data.length) {
-      const grown = new Float64Array(this.data.length * 2);
+      const grown = new Int32Array(this.data.length * 2);
       grown.set(this.data);
       this.data = grown;
     }
@@ -130,6 +130,8 @@ export class FieldComparison {
   readonly aEntries = new FieldTable();
   readonly bEntries = new FieldTable();
   readonly used = new Uint8Array(maxComparedMapEntries);
+  readonly aHashes = new Int32Array(maxComparedMapEntries);
+  readonly bHashes = new Int32Array(maxComparedMapEntries);
   /** The last varint read. */
   value = 0;
 }
@@ -182,22 +184,47 @@ export function sameFieldsAnyMapOrder(
   if (entries / 3 > maxComparedMapEntries) return false;
   const ae = aEntries.data;
   const be = bEntries.data;
+  // Each entry's hash first, so that a candidate is compared byte for byte only when it is
+  // likely the one: the keys of labels and annotations share long prefixes.
+  const aHashes = work.aHashes;
+  const bHashes = work.bHashes;
+  for (let i = 0, u = 0; i < entries; i += 3, u++) {
+    aHashes[u] = bytesHash(a, ae[i + 1] as number, ae[i + 2] as number);
+    bHashes[u] = bytesHash(b, be[i + 1] as number, be[i + 2] as number);
+  }
   // Each entry of b matches one entry of a not matched yet (same field, same bytes).
   const used = work.used;
   used.fill(0, 0, entries / 3);
-  for (let j = 0; j < entries; j += 3) {
+  for (let j = 0, v = 0; j < entries; j += 3, v++) {
     const len = (be[j + 2] as number) - (be[j + 1] as number);
+    const hash = bHashes[v];
     let found = false;
-    for (let i = 0; i < entries; i += 3) {
-      if (used[i / 3] || ae[i] !== be[j]) continue;
+    for (let i = 0, u = 0; i < entries; i += 3, u++) {
+      if (used[u] || aHashes[u] !== hash || ae[i] !== be[j]) continue;
       if ((ae[i + 2] as number) - (ae[i + 1] as number) !== len) continue;
-      if (b.compare(a, ae[i + 1], ae[i + 2], be[j + 1], be[j + 2]) !== 0) continue;
-      used[i / 3] = 1;
+      if (!sameBytes(a, ae[i + 1] as number, b, be[j + 1] as number, len)) continue;
+      used[u] = 1;
       found = true;
       break;
     }
     if (!found) return false;
   }
+  return true;
+}
+
+/** FNV-1a of `buf[start, end)`: a filter only, equal entries are still compared byte for byte. */
+function bytesHash(buf: Buffer, start: number, end: number): number {
+  let hash = 0x811c9dc5;
+  for (let k = start; k < end; k++) hash = Math.imul(hash ^ (buf[k] as number), 0x01000193);
+  return hash;
+}
+
+/**
+ * Whether `a[aStart, aStart + length)` and `b[bStart, bStart + length)` hold the same bytes: a
+ * loop, since a map entry is a few dozen bytes and a call of `Buffer.compare` costs more.
+ */
+function sameBytes(a: Buffer, aStart: number, b: Buffer, bStart: number, length: number): boolean {
+  for (let k = 0; k < length; k++) if (a[aStart + k] !== b[bStart + k]) return false;
   return true;
 }
 
