@@ -14,6 +14,7 @@
 // without allocating. With it: 76.9–82.7 MiB and 0.022–0.031 cores (ten runs); without it 83.1
 // and 83.3 MiB, 0.022 cores, as before that change (84.5–86.5 MiB, 0.019–0.022 cores). Also a
 // flag V8 reads only as it starts.
+//
 // The V8 flags first, before any module of the agent runs (ES modules run in import order); the
 // bundle sets them again, to the same values.
 import '../dist/apply-v8-tuning.js';
