@@ -1,18 +1,5 @@
-import { isUtf8 } from 'node:buffer';
 import protobuf from 'protobufjs/minimal.js';
-import { runtime } from './generated/cri.js';
-
-/** The parts of a protobufjs static message class the codec uses. */
-interface StaticMessageClass {
-  fromObject(object: Record<string, unknown>): object;
-  encode(message: object): { finish(): Uint8Array };
-  decode(reader: protobuf.Reader, length?: number): object;
-  toObject(message: object, options: Record<string, unknown>): Record<string, unknown>;
-}
-
-// int64 as number (callers never see Long), enums as numbers, bytes as Buffer, and every
-// scalar/list/map present so response types can declare them as required.
-const toObjectOptions = { longs: Number, enums: Number, defaults: true, arrays: true, objects: true };
+import { CriReader, decodeMessage, encodeMessage, findMessageType, type MessageType } from './wire.js';
 
 /** Encodes and decodes one CRI message type between plain objects and the wire. */
 export interface MessageCodec<T> {
@@ -20,24 +7,28 @@ export interface MessageCodec<T> {
   decode(buffer: Uint8Array): T;
 }
 
-const classes = runtime.v1 as unknown as Record<string, StaticMessageClass | undefined>;
 const cache = new Map<string, MessageCodec<unknown>>();
 
 /** Returns the codec of `runtime.v1.<typeName>`. */
 export function messageCodec<T>(typeName: string): MessageCodec<T> {
   const cached = cache.get(typeName);
   if (cached) return cached as MessageCodec<T>;
-  const cls = classes[typeName];
-  if (!cls) throw new Error(`unknown CRI message type ${typeName}`);
+  const type = findMessageType(typeName);
+  if (!type) throw new Error(`unknown CRI message type ${typeName}`);
   const toWire = wireConversions[typeName];
   const fromWire = plainConversions[typeName];
   const codec: MessageCodec<unknown> = {
     encode(value) {
       const plain = toWire ? toWire(value) : value;
-      return Buffer.from(cls.encode(cls.fromObject((plain ?? {}) as Record<string, unknown>)).finish());
+      if (plain != null && typeof plain !== 'object')
+        throw new TypeError(`.runtime.v1.${typeName}: object expected`);
+      const writer = protobuf.Writer.create();
+      encodeMessage(writer, type, (plain ?? {}) as Record<string, unknown>);
+      return asBuffer(writer.finish());
     },
     decode(buffer) {
-      const object = dropNulls(cls.toObject(cls.decode(new CriReader(asBuffer(buffer))), toObjectOptions));
+      const buf = asBuffer(buffer);
+      const object = decodeMessage(new CriReader(buf), type, buf.length);
       return fromWire ? fromWire(object) : object;
     },
   };
@@ -294,7 +285,7 @@ function readVarint(buf: Buffer, pos: number, end: number, into: { value: number
  */
 export class ListResponseDecoder<T> {
   readonly #field: string;
-  readonly #item: StaticMessageClass;
+  readonly #item: MessageType;
   readonly #mapFields: ReadonlySet<number>;
   readonly #whole: MessageCodec<T>;
   /** By request bytes (latin1), most recent last: the items of its last response. */
@@ -303,7 +294,7 @@ export class ListResponseDecoder<T> {
   #decodes = 0;
 
   private constructor(typeName: string, field: string, itemType: string, mapFields: ReadonlySet<number>) {
-    const item = classes[itemType];
+    const item = findMessageType(itemType);
     if (!item) throw new Error(`unknown CRI message type ${itemType}`);
     this.#field = field;
     this.#item = item;
@@ -375,9 +366,7 @@ export class ListResponseDecoder<T> {
           old = undefined;
         if (!old) {
           reader.pos = start;
-          const value = deepFreeze(
-            dropNulls(this.#item.toObject(this.#item.decode(reader, length), toObjectOptions)),
-          );
+          const value = deepFreeze(decodeMessage(reader, this.#item, end));
           old = { buf, start, end, value, seen, index: order.length };
           if (id !== undefined) kept.byId.set(id, old);
         }
@@ -406,7 +395,10 @@ function itemId(reader: CriReader, end: number): string | undefined {
   const length = reader.uint32();
   const start = reader.pos;
   if (start + length > end) return undefined;
-  return (reader.buf as SliceableBuffer).utf8Slice(start, start + length);
+  return (reader.buf as Buffer & { utf8Slice(start: number, end: number): string }).utf8Slice(
+    start,
+    start + length,
+  );
 }
 
 function deepFreeze<T extends object>(value: T): T {
@@ -417,93 +409,8 @@ function deepFreeze<T extends object>(value: T): T {
   return Object.freeze(value);
 }
 
-/** Buffer's own decoder, as protobufjs' reader calls it (`toString` adds argument handling). */
-type SliceableBuffer = Buffer & { utf8Slice(start: number, end: number): string };
-
-type Int64 = ReturnType<protobuf.Reader['int64']>;
-
-/**
- * protobufjs' Buffer reader with two changes, for this codec's decoders only (the library's own
- * readers stay as they are):
- * - proto3 strings are decoded by Buffer's native UTF-8 decoder and checked only when that gives
- *   U+FFFD: protobufjs decodes and checks them in JavaScript, a byte at a time (about a quarter of
- *   a 2,000-container list's decode time, and the largest share of its garbage);
- * - int64 and uint64 come out as numbers, which the codec's callers get anyway (protobufjs would
- *   make a Long per field for toObject to turn back into a number).
- */
-class CriReader extends protobuf.BufferReader {
-  override stringVerify(): string {
-    const length = this.uint32();
-    const start = this.pos;
-    const end = start + length;
-    if (end > this.len) throw new RangeError(`index out of range: ${start} + ${length} > ${this.len}`);
-    this.pos = end;
-    const text = (this.buf as SliceableBuffer).utf8Slice(start, end);
-    // Invalid UTF-8 decodes to U+FFFD: only then is the (slower) check worth making. As
-    // protobufjs' readStrict, a proto3 string must be valid UTF-8.
-    if (text.includes('\uFFFD') && !isUtf8(this.buf.subarray(start, end))) {
-      throw new Error('invalid UTF-8 in a string field');
-    }
-    return text;
-  }
-
-  override int64(): Int64 {
-    return readVarint64(this, false) as unknown as Int64;
-  }
-
-  override uint64(): Int64 {
-    return readVarint64(this, true) as unknown as Int64;
-  }
-}
-
-/** A base-128 varint of up to 64 bits, as a number (exact up to 2^53). */
-function readVarint64(reader: protobuf.Reader, unsigned: boolean): number {
-  const buf = reader.buf;
-  let pos = reader.pos;
-  let lo = 0;
-  let hi = 0;
-  let shift = 0;
-  for (;;) {
-    if (pos >= reader.len) throw new RangeError(`index out of range: ${pos} + 1 > ${reader.len}`);
-    const byte = buf[pos++]!;
-    if (shift < 28) lo |= (byte & 0x7f) << shift;
-    else if (shift === 28) {
-      lo |= (byte & 0x0f) << 28;
-      hi |= (byte & 0x7f) >>> 4;
-    } else if (shift <= 63)
-      hi |= (byte & 0x7f) << (shift - 32); // the 10th byte: bit 63 only
-    else throw new Error('invalid varint encoding');
-    if (byte < 0x80) break;
-    shift += 7;
-  }
-  reader.pos = pos;
-  lo >>>= 0;
-  hi >>>= 0;
-  if (!unsigned && hi >>> 31) {
-    // Two's complement negative.
-    const nlo = (~lo + 1) >>> 0;
-    let nhi = ~hi >>> 0;
-    if (nlo === 0) nhi = (nhi + 1) >>> 0;
-    return -(nhi * 2 ** 32 + nlo);
-  }
-  return hi * 2 ** 32 + lo;
-}
-
 function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
-/** toObject with `defaults` sets absent sub-messages to null; the public types say "absent". */
-function dropNulls(value: Record<string, unknown>): Record<string, unknown> {
-  // for-in, not Object.keys: a list response has tens of thousands of these objects.
-  for (const key in value) {
-    const v = value[key];
-    if (v === null) delete value[key];
-    else if (Array.isArray(v)) {
-      for (const item of v) if (isPlainObject(item)) dropNulls(item);
-    } else if (isPlainObject(v)) dropNulls(v);
-  }
-  return value;
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
