@@ -1,6 +1,8 @@
 import { isUtf8 } from 'node:buffer';
 import protobuf from 'protobufjs/minimal.js';
-import { wireEnums, wireMessages } from './generated/wire-types.js';
+import { WireKind, wireEnums, wireMessages } from './generated/wire-types.js';
+
+export { WireKind };
 
 // CRI messages between plain objects and protobuf's wire format, by the tables scripts/gen.mjs
 // writes from the proto. protobufjs' generated classes did this in two steps each way (plain
@@ -9,25 +11,6 @@ import { wireEnums, wireMessages } from './generated/wire-types.js';
 // classes had them with the options the codec used: int64 as numbers, enums as numbers, every
 // scalar, list and map present on a decoded message, absent sub-messages left out; fields at
 // their default value are not written, and unknown fields are skipped.
-
-/**
- * What a field holds, as scripts/gen.mjs numbers it.
- * @internal
- */
-export const WireKind = {
-  double: 0,
-  int32: 1,
-  int64: 2,
-  uint32: 3,
-  uint64: 4,
-  bool: 5,
-  string: 6,
-  bytes: 7,
-  enum: 8,
-  message: 9,
-  /** `map<string, string>`, the only map the CRI has. */
-  stringMap: 10,
-} as const;
 
 /**
  * One field of a message table: name, number, kind, repeated (1) or not (0), and the nested
