@@ -1,5 +1,12 @@
 import protobuf from 'protobufjs/minimal.js';
-import { CriReader, decodeMessage, encodeMessage, findMessageType, type MessageType } from './wire.js';
+import {
+  CriReader,
+  decodeMessage,
+  encodeMessage,
+  findMessageType,
+  type MessageType,
+  type SliceableBuffer,
+} from './wire.js';
 
 /** Encodes and decodes one CRI message type between plain objects and the wire. */
 export interface MessageCodec<T> {
@@ -395,10 +402,7 @@ function itemId(reader: CriReader, end: number): string | undefined {
   const length = reader.uint32();
   const start = reader.pos;
   if (start + length > end) return undefined;
-  return (reader.buf as Buffer & { utf8Slice(start: number, end: number): string }).utf8Slice(
-    start,
-    start + length,
-  );
+  return (reader.buf as SliceableBuffer).utf8Slice(start, start + length);
 }
 
 function deepFreeze<T extends object>(value: T): T {

@@ -41,6 +41,9 @@ class Field {
   /** The tag of one value (of one item, for a list). */
   readonly tag: number;
   readonly wireType: number;
+  /** Numbers in a list are written packed, as proto3 does by default, under this tag. */
+  readonly packed: boolean;
+  readonly packedTag: number;
   /** The message type of a message field, resolved on first use. */
   #message: MessageType | undefined;
 
@@ -55,11 +58,8 @@ class Field {
   ) {
     this.wireType = wireTypeOf(kind);
     this.tag = ((number << 3) | this.wireType) >>> 0;
-  }
-
-  /** Numbers in a list are written packed, as proto3 does by default. */
-  get packed(): boolean {
-    return this.repeated && this.wireType !== 2;
+    this.packed = repeated && this.wireType !== 2;
+    this.packedTag = ((number << 3) | 2) >>> 0;
   }
 
   get message(): MessageType {
@@ -120,8 +120,11 @@ function messageType(name: string): MessageType {
   return type;
 }
 
-/** Buffer's own decoder, as protobufjs' reader calls it (`toString` adds argument handling). */
-type SliceableBuffer = Buffer & { utf8Slice(start: number, end: number): string };
+/**
+ * Buffer's own decoder, as protobufjs' reader calls it (`toString` adds argument handling).
+ * @internal
+ */
+export type SliceableBuffer = Buffer & { utf8Slice(start: number, end: number): string };
 
 /**
  * protobufjs' Buffer reader, with proto3 strings decoded by Buffer's native UTF-8 decoder and
@@ -203,7 +206,7 @@ function defaultValue(kind: number): unknown {
   }
 }
 
-/** One scalar value of `field` at the reader. */
+/** One scalar value of `kind` at the reader. */
 function readScalar(r: CriReader, kind: number): unknown {
   switch (kind) {
     case WireKind.double:
@@ -274,11 +277,8 @@ export function decodeMessage(
           out[f.name] as Record<string, unknown> | undefined,
         );
       }
-      r.len = end;
     } else if (kind === WireKind.stringMap) {
-      const entryEnd = delimitedEnd(r, end);
-      decodeMapEntry(r, entryEnd, out[f.name] as Record<string, string>);
-      r.len = end;
+      decodeMapEntry(r, delimitedEnd(r, end), out[f.name] as Record<string, string>);
     } else if (!f.repeated) {
       out[f.name] = readScalar(r, kind);
     } else if (wireType === 2 && f.packed) {
@@ -297,6 +297,7 @@ export function decodeMessage(
 
 /** A `map<string, string>` entry: key field 1, value field 2, either absent for "". */
 function decodeMapEntry(r: CriReader, end: number, into: Record<string, string>): void {
+  const outerLen = r.len;
   r.len = end;
   let key = '';
   let value = '';
@@ -307,6 +308,7 @@ function decodeMapEntry(r: CriReader, end: number, into: Record<string, string>)
     else if (tag >>> 3 === 0) throw new Error(`illegal tag: field number 0 at offset ${r.pos}`);
     else r.skipType(tag & 7);
   }
+  r.len = outerLen;
   // A key "__proto__" is an entry like any other, not the object's prototype.
   if (key === '__proto__')
     Object.defineProperty(into, key, { value, enumerable: true, writable: true, configurable: true });
@@ -330,7 +332,7 @@ export function encodeMessage(w: protobuf.Writer, type: MessageType, value: Reco
       if (f.kind === WireKind.message) {
         for (const item of v) writeMessage(w, f, item);
       } else if (f.packed) {
-        w.uint32(((f.number << 3) | 2) >>> 0).fork();
+        w.uint32(f.packedTag).fork();
         for (const item of v) writeScalar(w, f, item, false);
         w.ldelim();
       } else {
